@@ -1,0 +1,208 @@
+// Package adapters defines what a database binding implements and keeps the
+// registry of bindings by name.
+//
+// The required interface, DB, has YCSB's five operations. Everything else is
+// a small optional capability that the engine discovers by type assertion
+// (CockroachDB workload style): a binding that can batch inserts implements
+// BatchInserter, one that can create its schema implements SchemaManager,
+// and so on. A binding that lacks a capability is handled by the caller
+// (for example single inserts instead of batches, announced once).
+package adapters
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/ycsbctl/ycsbctl/properties"
+)
+
+// Field is one column of a record. Name strings are owned by the workload
+// and never change; Value bytes are only valid during the call that receives
+// them (the engine reuses the buffers), so a binding that keeps a value past
+// the call must copy it.
+type Field struct {
+	Name  string
+	Value []byte
+}
+
+// Record is a reusable result buffer for a read. Bindings append fields to
+// it with Add, which reuses the memory of earlier reads.
+type Record struct {
+	Fields []Field
+}
+
+// Reset empties the record but keeps its buffers.
+func (r *Record) Reset() { r.Fields = r.Fields[:0] }
+
+// Add appends a field, copying value into a reused buffer.
+func (r *Record) Add(name string, value []byte) {
+	n := len(r.Fields)
+	if n < cap(r.Fields) {
+		r.Fields = r.Fields[:n+1]
+		f := &r.Fields[n]
+		f.Name = name
+		f.Value = append(f.Value[:0], value...)
+		return
+	}
+	r.Fields = append(r.Fields, Field{Name: name, Value: append([]byte(nil), value...)})
+}
+
+// Get returns the value of the named field.
+func (r *Record) Get(name string) ([]byte, bool) {
+	for i := range r.Fields {
+		if r.Fields[i].Name == name {
+			return r.Fields[i].Value, true
+		}
+	}
+	return nil, false
+}
+
+// Rows is a reusable result buffer for a scan.
+type Rows struct {
+	Keys    [][]byte
+	Records []Record
+	N       int
+}
+
+// Reset empties the rows but keeps their buffers.
+func (r *Rows) Reset() { r.N = 0 }
+
+// Next appends a row with the given key and returns its (reset) record for
+// the binding to fill.
+func (r *Rows) Next(key []byte) *Record {
+	if r.N == len(r.Records) {
+		r.Records = append(r.Records, Record{})
+		r.Keys = append(r.Keys, nil)
+	}
+	r.Keys[r.N] = append(r.Keys[r.N][:0], key...)
+	rec := &r.Records[r.N]
+	rec.Reset()
+	r.N++
+	return rec
+}
+
+// DB is a database binding as the engine sees it. One DB value is shared by
+// all worker goroutines of a process, so it must be safe for concurrent use
+// (drivers pool their connections); per-worker state belongs in a
+// WorkerDB returned by the Threader capability.
+//
+// Keys are only valid during the call. fields == nil means "all fields".
+type DB interface {
+	Read(ctx context.Context, table string, key []byte, fields []string, into *Record) Status
+	Scan(ctx context.Context, table string, startKey []byte, count int, fields []string, into *Rows) Status
+	Update(ctx context.Context, table string, key []byte, values []Field) Status
+	Insert(ctx context.Context, table string, key []byte, values []Field) Status
+	Delete(ctx context.Context, table string, key []byte) Status
+}
+
+// Closer is implemented by bindings that hold connections.
+type Closer interface {
+	Close() error
+}
+
+// Threader gives each worker its own handle, as YCSB gives every client
+// thread its own DB instance. The returned DB is used by one goroutine only.
+// Its Close (if any) is measured as YCSB's CLEANUP operation.
+type Threader interface {
+	ForWorker(ctx context.Context, worker, workers int) (DB, error)
+}
+
+// BatchInserter inserts many records in one call (YCSB's `batchsize`).
+// keys[i] goes with values[i]; all slices are only valid during the call.
+// The returned Status applies to every record of the batch.
+type BatchInserter interface {
+	BatchInsert(ctx context.Context, table string, keys [][]byte, values [][]Field) Status
+}
+
+// SchemaManager is implemented by bindings that can prepare and remove the
+// benchmark's schema (`ycsbctl init` and `ycsbctl drop`). Both must be
+// idempotent and return a human-readable account of what they did.
+type SchemaManager interface {
+	CreateSchema(ctx context.Context, p *properties.Properties) (string, error)
+	DropSchema(ctx context.Context, p *properties.Properties) (string, error)
+}
+
+// RecordCounter counts the records of a table; integration tests use it to
+// check a load.
+type RecordCounter interface {
+	CountRecords(ctx context.Context, table string) (int64, error)
+}
+
+// Driver opens a binding from properties. Open must fail (with an error that
+// names the property or endpoint) when the database cannot be reached, so
+// that nothing is measured against a dead server.
+type Driver interface {
+	Open(ctx context.Context, p *properties.Properties) (DB, error)
+}
+
+// DriverFunc adapts a function to Driver.
+type DriverFunc func(ctx context.Context, p *properties.Properties) (DB, error)
+
+// Open calls f.
+func (f DriverFunc) Open(ctx context.Context, p *properties.Properties) (DB, error) {
+	return f(ctx, p)
+}
+
+// Info describes a registered binding.
+type Info struct {
+	Name        string
+	Aliases     []string
+	Description string
+	// Properties lists the binding's own properties with a short meaning,
+	// printed by `ycsbctl help <db>`-style listings.
+	Properties map[string]string
+	Driver     Driver
+}
+
+var (
+	regMu    sync.RWMutex
+	registry = map[string]*Info{}
+	canon    = map[string]string{}
+)
+
+// Register adds a binding under its name and aliases. It panics on a
+// duplicate name: that is a programming error caught by any test.
+func Register(info Info) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	names := append([]string{info.Name}, info.Aliases...)
+	for _, n := range names {
+		if _, dup := canon[n]; dup {
+			panic("adapters: duplicate registration of " + n)
+		}
+	}
+	i := info
+	registry[info.Name] = &i
+	for _, n := range names {
+		canon[n] = info.Name
+	}
+}
+
+// Lookup finds a binding by name or alias.
+func Lookup(name string) (*Info, error) {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	if c, ok := canon[name]; ok {
+		return registry[c], nil
+	}
+	return nil, fmt.Errorf("unknown database %q; known: %s", name, strings.Join(namesLocked(), ", "))
+}
+
+// Names lists registered names and aliases, sorted.
+func Names() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	return namesLocked()
+}
+
+func namesLocked() []string {
+	out := make([]string, 0, len(canon))
+	for n := range canon {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,244 @@
+// Package basic is the no-op binding, like YCSB's site.ycsb.BasicDB: every
+// call succeeds at once (optionally after a simulated delay) and, with
+// basicdb.verbose, prints the operation. It measures the harness itself.
+package basic
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/generator"
+	"github.com/ycsbctl/ycsbctl/properties"
+)
+
+// Property names, as YCSB's BasicDB.
+const (
+	PropVerbose        = "basicdb.verbose"
+	PropSimulatedDelay = "basicdb.simulatedelay"
+	PropRandomizeDelay = "basicdb.randomizedelay"
+)
+
+func init() {
+	adapters.Register(adapters.Info{
+		Name:        "basic",
+		Description: "no-op database (YCSB BasicDB): measures the harness",
+		Properties: map[string]string{
+			PropVerbose:        "print every operation with its table, key and fields (default true, as YCSB)",
+			PropSimulatedDelay: "milliseconds to sleep per operation (default 0)",
+			PropRandomizeDelay: "sleep a uniform 0..simulatedelay instead of exactly it (default true)",
+		},
+		Driver: adapters.DriverFunc(Open),
+	})
+}
+
+// Output is where verbose lines go; tests replace it.
+var Output io.Writer = os.Stdout
+
+// DB is the shared no-op database.
+type DB struct {
+	verbose   bool
+	delay     time.Duration
+	randomize bool
+	mu        sync.Mutex
+	out       *bufio.Writer
+}
+
+// Open reads the BasicDB properties.
+func Open(_ context.Context, p *properties.Properties) (adapters.DB, error) {
+	v, err := p.Bool(PropVerbose, true)
+	if err != nil {
+		return nil, err
+	}
+	d, err := p.NonNegInt64(PropSimulatedDelay, 0)
+	if err != nil {
+		return nil, err
+	}
+	r, err := p.Bool(PropRandomizeDelay, true)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{verbose: v, delay: time.Duration(d) * time.Millisecond, randomize: r}
+	if v {
+		db.out = bufio.NewWriterSize(Output, 64<<10)
+	}
+	return db, nil
+}
+
+// ForWorker gives each worker a handle with its own random source for the
+// randomized delay, as YCSB gives each thread its own BasicDB.
+func (db *DB) ForWorker(_ context.Context, worker, _ int) (adapters.DB, error) {
+	return &workerDB{DB: db, rnd: generator.NewRand(uint64(time.Now().UnixNano()) + uint64(worker))}, nil
+}
+
+// Close flushes verbose output.
+func (db *DB) Close() error {
+	if db.out != nil {
+		db.mu.Lock()
+		defer db.mu.Unlock()
+		return db.out.Flush()
+	}
+	return nil
+}
+
+type workerDB struct {
+	*DB
+	rnd  *generator.Rand
+	line []byte
+}
+
+// Close is the per-worker cleanup YCSB measures as CLEANUP.
+func (w *workerDB) Close() error {
+	if w.out != nil {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.out.Flush()
+	}
+	return nil
+}
+
+func (w *workerDB) sleep(ctx context.Context) {
+	if w.delay <= 0 {
+		return
+	}
+	d := w.delay
+	if w.randomize {
+		d = time.Duration(w.rnd.Int64n(int64(w.delay) + 1))
+	}
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		t.Stop()
+	}
+}
+
+func (w *workerDB) emit() {
+	w.line = append(w.line, '\n')
+	w.mu.Lock()
+	w.out.Write(w.line)
+	w.mu.Unlock()
+}
+
+func (w *workerDB) head(op, table string, key []byte) {
+	w.line = append(w.line[:0], op...)
+	w.line = append(w.line, ' ')
+	w.line = append(w.line, table...)
+	w.line = append(w.line, ' ')
+	w.line = append(w.line, key...)
+}
+
+func (w *workerDB) fieldNames(fields []string) {
+	if fields == nil {
+		w.line = append(w.line, " <all fields>"...)
+		return
+	}
+	w.line = append(w.line, " [ "...)
+	for _, f := range fields {
+		w.line = append(w.line, f...)
+		w.line = append(w.line, ' ')
+	}
+	w.line = append(w.line, ']')
+}
+
+func (w *workerDB) fieldValues(values []adapters.Field) {
+	w.line = append(w.line, " [ "...)
+	for _, f := range values {
+		w.line = append(w.line, f.Name...)
+		w.line = append(w.line, '=')
+		w.line = append(w.line, f.Value...)
+		w.line = append(w.line, ' ')
+	}
+	w.line = append(w.line, ']')
+}
+
+func (w *workerDB) Read(ctx context.Context, table string, key []byte, fields []string, _ *adapters.Record) adapters.Status {
+	w.sleep(ctx)
+	if w.verbose {
+		w.head("READ", table, key)
+		w.fieldNames(fields)
+		w.emit()
+	}
+	return adapters.OK
+}
+
+func (w *workerDB) Scan(ctx context.Context, table string, key []byte, count int, fields []string, _ *adapters.Rows) adapters.Status {
+	w.sleep(ctx)
+	if w.verbose {
+		w.head("SCAN", table, key)
+		w.line = append(w.line, ' ')
+		w.line = strconv.AppendInt(w.line, int64(count), 10)
+		w.fieldNames(fields)
+		w.emit()
+	}
+	return adapters.OK
+}
+
+func (w *workerDB) Update(ctx context.Context, table string, key []byte, values []adapters.Field) adapters.Status {
+	w.sleep(ctx)
+	if w.verbose {
+		w.head("UPDATE", table, key)
+		w.fieldValues(values)
+		w.emit()
+	}
+	return adapters.OK
+}
+
+func (w *workerDB) Insert(ctx context.Context, table string, key []byte, values []adapters.Field) adapters.Status {
+	w.sleep(ctx)
+	if w.verbose {
+		w.head("INSERT", table, key)
+		w.fieldValues(values)
+		w.emit()
+	}
+	return adapters.OK
+}
+
+func (w *workerDB) Delete(ctx context.Context, table string, key []byte) adapters.Status {
+	w.sleep(ctx)
+	if w.verbose {
+		w.head("DELETE", table, key)
+		w.emit()
+	}
+	return adapters.OK
+}
+
+// The shared DB value answers too (used when no per-worker handle exists,
+// e.g. the interactive shell).
+func (db *DB) handle() *workerDB {
+	return &workerDB{DB: db, rnd: generator.NewRand(uint64(time.Now().UnixNano()))}
+}
+
+func (db *DB) Read(ctx context.Context, t string, k []byte, f []string, r *adapters.Record) adapters.Status {
+	h := db.handle()
+	defer h.Close()
+	return h.Read(ctx, t, k, f, r)
+}
+func (db *DB) Scan(ctx context.Context, t string, k []byte, n int, f []string, r *adapters.Rows) adapters.Status {
+	h := db.handle()
+	defer h.Close()
+	return h.Scan(ctx, t, k, n, f, r)
+}
+func (db *DB) Update(ctx context.Context, t string, k []byte, v []adapters.Field) adapters.Status {
+	h := db.handle()
+	defer h.Close()
+	return h.Update(ctx, t, k, v)
+}
+func (db *DB) Insert(ctx context.Context, t string, k []byte, v []adapters.Field) adapters.Status {
+	h := db.handle()
+	defer h.Close()
+	return h.Insert(ctx, t, k, v)
+}
+func (db *DB) Delete(ctx context.Context, t string, k []byte) adapters.Status {
+	h := db.handle()
+	defer h.Close()
+	return h.Delete(ctx, t, k)
+}

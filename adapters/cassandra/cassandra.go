@@ -1,0 +1,543 @@
+// Package cassandra is the Apache Cassandra binding, compatible with YCSB's
+// CassandraCQLClient ("cassandra-cql"): same properties, same table layout
+// (y_id varchar PRIMARY KEY, field0..fieldN varchar) and the same CQL for
+// each operation, so data loaded by either tool is readable by the other.
+//
+// It uses the Apache gocql driver (v2) with a token-aware host policy. CQL
+// text is built once per (operation, table, field list) and cached; gocql
+// then prepares each distinct statement once per connection and reuses it.
+package cassandra
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/properties"
+)
+
+// Property names, as YCSB's CassandraCQLClient spells them.
+const (
+	propHosts          = "hosts"
+	propPort           = "port"
+	propKeyspace       = "cassandra.keyspace"
+	propTable          = "table"
+	propUsername       = "cassandra.username"
+	propPassword       = "cassandra.password"
+	propReadCL         = "cassandra.readconsistencylevel"
+	propWriteCL        = "cassandra.writeconsistencylevel"
+	propMaxConns       = "cassandra.maxconnections"
+	propCoreConns      = "cassandra.coreconnections"
+	propConnectTimeout = "cassandra.connecttimeoutmillis"
+	propReadTimeout    = "cassandra.readtimeoutmillis"
+	propTracing        = "cassandra.tracing"
+	propFieldCount     = "fieldcount"
+	propFieldPrefix    = "fieldnameprefix"
+	propReplClass      = "cassandra.replication.class"
+	propReplFactor     = "cassandra.replicationfactor"
+	propReplDCs        = "cassandra.replication.dcs"
+	propDrop           = "cassandra.drop"
+	propBatchParallel  = "cassandra.batchparallelism"
+)
+
+// keyColumn is YCSB's primary key column name.
+const keyColumn = "y_id"
+
+// Defaults follow the DataStax 3.x driver that YCSB's binding uses
+// (connect 5 s, read 12 s), so timeouts behave as in a Java YCSB run.
+const (
+	defaultConnectTimeout = 5000
+	defaultReadTimeout    = 12000
+	defaultBatchParallel  = 32
+)
+
+func init() {
+	adapters.Register(adapters.Info{
+		Name:        "cassandra",
+		Aliases:     []string{"cassandra-cql"},
+		Description: "Apache Cassandra via CQL (gocql v2, token-aware), compatible with YCSB's cassandra-cql binding",
+		Properties: map[string]string{
+			propHosts:          "comma-separated contact points, host or host:port (required)",
+			propPort:           "CQL native port for hosts without one (default 9042)",
+			propKeyspace:       "keyspace (default ycsb)",
+			propTable:          "table (default usertable)",
+			propUsername:       "user for PasswordAuthenticator (optional)",
+			propPassword:       "password for PasswordAuthenticator (optional, never logged)",
+			propReadCL:         "consistency of reads and scans (default ONE)",
+			propWriteCL:        "consistency of inserts, updates and deletes (default ONE)",
+			propMaxConns:       "connections per host (gocql NumConns; default 2)",
+			propCoreConns:      "connections per host when maxconnections is unset",
+			propConnectTimeout: "connect timeout in ms (default 5000)",
+			propReadTimeout:    "per-request timeout in ms (default 12000)",
+			propTracing:        "accepted for compatibility; query tracing is not supported and must be false",
+			propFieldCount:     "number of fields created by init (default 10)",
+			propFieldPrefix:    "field name prefix used by init (default field)",
+			propReplClass:      "init: SimpleStrategy (default) or NetworkTopologyStrategy",
+			propReplFactor:     "init: replication factor (default 1)",
+			propReplDCs:        "init with NetworkTopologyStrategy: dc:rf list, e.g. dc1:3,dc2:3",
+			propDrop:           "drop: table (default) or keyspace",
+			propBatchParallel:  "inserts in flight per BatchInsert call (default 32)",
+		},
+		Driver: adapters.DriverFunc(open),
+	})
+}
+
+// identRE limits keyspace and table names to unquoted CQL identifiers, which
+// also keeps them safe to splice into statement text.
+var identRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,47}$`)
+
+// DB is the Cassandra binding. It is safe for concurrent use: the gocql
+// session pools connections and the statement cache is lock-free to read.
+type DB struct {
+	session   *gocql.Session
+	keyspace  string
+	table     string
+	readCL    gocql.Consistency
+	writeCL   gocql.Consistency
+	opTimeout time.Duration
+	batchPar  int
+	stmts     stmtCache
+	errLog    errLimiter
+}
+
+var (
+	_ adapters.DB            = (*DB)(nil)
+	_ adapters.Closer        = (*DB)(nil)
+	_ adapters.SchemaManager = (*DB)(nil)
+	_ adapters.RecordCounter = (*DB)(nil)
+	_ adapters.BatchInserter = (*DB)(nil)
+)
+
+type config struct {
+	hosts          []string
+	port           int
+	keyspace       string
+	table          string
+	username       string
+	password       string
+	readCL         gocql.Consistency
+	writeCL        gocql.Consistency
+	numConns       int
+	connectTimeout time.Duration
+	readTimeout    time.Duration
+	batchPar       int
+}
+
+func parseConsistency(p *properties.Properties, key string) (gocql.Consistency, error) {
+	v := p.String(key, "ONE")
+	c, err := gocql.ParseConsistencyWrapper(v)
+	if err != nil {
+		return 0, &properties.Error{Property: key, Value: v,
+			Expected: "one of ANY, ONE, TWO, THREE, QUORUM, ALL, LOCAL_QUORUM, EACH_QUORUM, LOCAL_ONE, SERIAL, LOCAL_SERIAL"}
+	}
+	return c, nil
+}
+
+func parseConfig(p *properties.Properties) (*config, error) {
+	c := &config{}
+	for _, h := range strings.Split(p.String(propHosts, ""), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			c.hosts = append(c.hosts, h)
+		}
+	}
+	if len(c.hosts) == 0 {
+		return nil, &properties.Error{Property: propHosts, Expected: "a comma-separated list of Cassandra hosts (required), e.g. -p hosts=127.0.0.1"}
+	}
+	port, err := p.PositiveInt64(propPort, 9042)
+	if err != nil {
+		return nil, err
+	}
+	if port > 65535 {
+		return nil, &properties.Error{Property: propPort, Value: strconv.FormatInt(port, 10), Expected: "a TCP port (1-65535)"}
+	}
+	c.port = int(port)
+	c.keyspace = p.String(propKeyspace, "ycsb")
+	if !identRE.MatchString(c.keyspace) {
+		return nil, &properties.Error{Property: propKeyspace, Value: c.keyspace, Expected: "an unquoted CQL identifier (letter, then letters, digits or _)"}
+	}
+	c.table = p.String(propTable, "usertable")
+	if !identRE.MatchString(c.table) {
+		return nil, &properties.Error{Property: propTable, Value: c.table, Expected: "an unquoted CQL identifier (letter, then letters, digits or _)"}
+	}
+	c.username = p.String(propUsername, "")
+	c.password = p.String(propPassword, "")
+	if (c.username == "") != (c.password == "") {
+		return nil, &properties.Error{Property: propUsername, Expected: "cassandra.username and cassandra.password to be set together"}
+	}
+	if c.readCL, err = parseConsistency(p, propReadCL); err != nil {
+		return nil, err
+	}
+	if c.writeCL, err = parseConsistency(p, propWriteCL); err != nil {
+		return nil, err
+	}
+	// The DataStax driver distinguishes core and max connections per host;
+	// gocql keeps a fixed pool, so the larger of the two is the pool size.
+	core, err := p.PositiveInt64(propCoreConns, 0)
+	if err != nil && p.Has(propCoreConns) {
+		return nil, err
+	}
+	maxc, err := p.PositiveInt64(propMaxConns, 0)
+	if err != nil && p.Has(propMaxConns) {
+		return nil, err
+	}
+	c.numConns = int(max(core, maxc))
+	if c.numConns == 0 {
+		c.numConns = 2
+	}
+	ct, err := p.PositiveInt64(propConnectTimeout, defaultConnectTimeout)
+	if err != nil {
+		return nil, err
+	}
+	c.connectTimeout = time.Duration(ct) * time.Millisecond
+	rt, err := p.PositiveInt64(propReadTimeout, defaultReadTimeout)
+	if err != nil {
+		return nil, err
+	}
+	c.readTimeout = time.Duration(rt) * time.Millisecond
+	tracing, err := p.Bool(propTracing, false)
+	if err != nil {
+		return nil, err
+	}
+	if tracing {
+		return nil, &properties.Error{Property: propTracing, Value: "true", Expected: "false: query tracing is not supported by ycsbctl's cassandra binding"}
+	}
+	bp, err := p.PositiveInt64(propBatchParallel, defaultBatchParallel)
+	if err != nil {
+		return nil, err
+	}
+	c.batchPar = int(bp)
+	return c, nil
+}
+
+func open(ctx context.Context, p *properties.Properties) (adapters.DB, error) {
+	c, err := parseConfig(p)
+	if err != nil {
+		return nil, err
+	}
+	cluster := gocql.NewCluster(c.hosts...)
+	cluster.Port = c.port
+	cluster.NumConns = c.numConns
+	cluster.ConnectTimeout = c.connectTimeout
+	cluster.Timeout = c.readTimeout
+	cluster.Consistency = c.writeCL
+	// Token awareness sends each key to a replica that owns it, saving the
+	// coordinator hop, as the DataStax driver does by default.
+	cluster.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	// The keyspace may not exist yet (init runs through this same Open), so
+	// the session has none and statements use qualified names instead.
+	if c.username != "" {
+		cluster.Authenticator = gocql.PasswordAuthenticator{Username: c.username, Password: c.password}
+	}
+	// A dead cluster must not stall Open for gocql's minute-long default
+	// reconnect cadence; retry downed hosts often instead.
+	cluster.ReconnectInterval = 2 * time.Second
+
+	type result struct {
+		s   *gocql.Session
+		err error
+	}
+	// CreateSession takes no context; run it aside so that ctx can cut it
+	// short (it is bounded by ConnectTimeout anyway).
+	done := make(chan result, 1)
+	go func() {
+		s, err := cluster.CreateSession()
+		done <- result{s, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.s != nil {
+				r.s.Close()
+			}
+		}()
+		return nil, fmt.Errorf("cassandra: connecting to %s (property %s): %w", hostList(c), propHosts, ctx.Err())
+	}
+	if r.err != nil {
+		// gocql's errors name hosts and causes, never the credentials.
+		return nil, fmt.Errorf("cassandra: connecting to %s (property %s): %w", hostList(c), propHosts, r.err)
+	}
+	return &DB{
+		session:   r.s,
+		keyspace:  c.keyspace,
+		table:     c.table,
+		readCL:    c.readCL,
+		writeCL:   c.writeCL,
+		opTimeout: c.readTimeout + time.Second,
+		batchPar:  c.batchPar,
+	}, nil
+}
+
+func hostList(c *config) string {
+	out := make([]string, len(c.hosts))
+	for i, h := range c.hosts {
+		if _, _, err := net.SplitHostPort(h); err == nil {
+			out[i] = h
+		} else {
+			out[i] = net.JoinHostPort(h, strconv.Itoa(c.port))
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// Close ends the session.
+func (d *DB) Close() error {
+	d.session.Close()
+	return nil
+}
+
+// opCtx bounds a call by the read timeout (plus slack so that gocql's own,
+// more specific timeout error normally fires first) when the caller gave no
+// deadline: no operation may wait forever on a dead cluster.
+func (d *DB) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d.opTimeout)
+}
+
+// Read implements adapters.DB: SELECT the named fields (or *) of one row.
+func (d *DB) Read(ctx context.Context, table string, key []byte, fields []string, into *adapters.Record) adapters.Status {
+	into.Reset()
+	st := lookup(&d.stmts, opRead, table, nameList(fields), d.buildRead)
+	ctx, cancel := d.opCtx(ctx)
+	defer cancel()
+	iter := d.session.Query(st.cql, key).Consistency(d.readCL).Idempotent(true).IterContext(ctx)
+	cols := iter.Columns()
+	rb := getRowBuf(len(cols))
+	defer putRowBuf(rb)
+	found := iter.Scan(rb.dest...)
+	if err := iter.Close(); err != nil {
+		return d.fail("read", err)
+	}
+	if !found {
+		return adapters.NotFound
+	}
+	rb.emit(into, cols, fields)
+	return adapters.OK
+}
+
+// Scan implements adapters.DB the way YCSB does for Cassandra: rows whose
+// partition token is >= the start key's token, in token order.
+func (d *DB) Scan(ctx context.Context, table string, startKey []byte, count int, fields []string, into *adapters.Rows) adapters.Status {
+	into.Reset()
+	if count <= 0 {
+		return adapters.OK
+	}
+	st := lookup(&d.stmts, opScan, table, nameList(fields), d.buildScan)
+	ctx, cancel := d.opCtx(ctx)
+	defer cancel()
+	// One page holds the whole result (LIMIT), so there is no extra round
+	// trip for paging state.
+	iter := d.session.Query(st.cql, startKey, count).Consistency(d.readCL).Idempotent(true).
+		PageSize(count).IterContext(ctx)
+	cols := iter.Columns()
+	keyIdx := -1
+	for i := range cols {
+		if cols[i].Name == keyColumn {
+			keyIdx = i
+			break
+		}
+	}
+	rb := getRowBuf(len(cols))
+	defer putRowBuf(rb)
+	for iter.Scan(rb.dest...) {
+		var rec *adapters.Record
+		if keyIdx >= 0 {
+			rec = into.Next(rb.sinks[keyIdx].buf)
+		} else {
+			rec = into.Next(nil)
+		}
+		rb.emitSkipping(rec, cols, fields, keyIdx)
+	}
+	if err := iter.Close(); err != nil {
+		into.Reset()
+		return d.fail("scan", err)
+	}
+	return adapters.OK
+}
+
+// Insert implements adapters.DB with a plain INSERT, as YCSB does (an
+// upsert in Cassandra; no existence check).
+func (d *DB) Insert(ctx context.Context, table string, key []byte, values []adapters.Field) adapters.Status {
+	ctx, cancel := d.opCtx(ctx)
+	defer cancel()
+	if err := d.insert(ctx, table, key, values); err != nil {
+		return d.fail("insert", err)
+	}
+	return adapters.OK
+}
+
+func (d *DB) insert(ctx context.Context, table string, key []byte, values []adapters.Field) error {
+	st := lookup(&d.stmts, opInsert, table, fieldList(values), d.buildInsert)
+	args := make([]interface{}, 1+len(values))
+	args[0] = key
+	for i := range values {
+		args[i+1] = values[i].Value
+	}
+	return d.session.Query(st.cql, args...).Consistency(d.writeCL).ExecContext(ctx)
+}
+
+// Update implements adapters.DB with UPDATE ... SET f = ? WHERE y_id = ?.
+func (d *DB) Update(ctx context.Context, table string, key []byte, values []adapters.Field) adapters.Status {
+	if len(values) == 0 {
+		return adapters.OK
+	}
+	st := lookup(&d.stmts, opUpdate, table, fieldList(values), d.buildUpdate)
+	args := make([]interface{}, len(values)+1)
+	for i := range values {
+		args[i] = values[i].Value
+	}
+	args[len(values)] = key
+	ctx, cancel := d.opCtx(ctx)
+	defer cancel()
+	if err := d.session.Query(st.cql, args...).Consistency(d.writeCL).ExecContext(ctx); err != nil {
+		return d.fail("update", err)
+	}
+	return adapters.OK
+}
+
+// Delete implements adapters.DB. Like YCSB it does not report whether the
+// row existed (Cassandra deletes are blind writes).
+func (d *DB) Delete(ctx context.Context, table string, key []byte) adapters.Status {
+	st := lookup(&d.stmts, opDelete, table, nameList(nil), d.buildDelete)
+	ctx, cancel := d.opCtx(ctx)
+	defer cancel()
+	if err := d.session.Query(st.cql, key).Consistency(d.writeCL).ExecContext(ctx); err != nil {
+		return d.fail("delete", err)
+	}
+	return adapters.OK
+}
+
+// BatchInsert implements adapters.BatchInserter with concurrent single-row
+// inserts rather than a CQL BATCH. Each YCSB record is its own partition, so
+// an UNLOGGED batch gives no atomicity and funnels every row through one
+// coordinator, which must then forward rows to their replicas; it also hits
+// Cassandra's batch_size_fail_threshold (50 KiB by default) at about 50
+// YCSB-sized records, failing the whole batch. Concurrent token-aware
+// inserts go straight to the owning replicas, pipeline over the pooled
+// connections and have no size limit. The status is OK only if every
+// record was written; otherwise the most telling failure is returned.
+func (d *DB) BatchInsert(ctx context.Context, table string, keys [][]byte, values [][]adapters.Field) adapters.Status {
+	if len(keys) != len(values) {
+		return adapters.BadRequest
+	}
+	if len(keys) == 0 {
+		return adapters.OK
+	}
+	par := min(d.batchPar, len(keys))
+	var (
+		next     atomic.Int64
+		firstErr atomic.Pointer[error]
+		wg       sync.WaitGroup
+	)
+	// A fixed set of workers pulls indexes; each waits for its insert to
+	// finish, so all keys and values are used before this call returns.
+	for w := 0; w < par; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(keys) || firstErr.Load() != nil {
+					return
+				}
+				// Each insert gets its own deadline: a large batch may
+				// rightly take longer than one operation's timeout.
+				ictx, cancel := d.opCtx(ctx)
+				err := d.insert(ictx, table, keys[i], values[i])
+				cancel()
+				if err != nil {
+					firstErr.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if e := firstErr.Load(); e != nil {
+		return d.fail("batch insert", *e)
+	}
+	return adapters.OK
+}
+
+// fail maps an error to a YCSB status and logs it (rate-limited, so that a
+// dead cluster does not flood stderr at thousands of ops per second).
+func (d *DB) fail(op string, err error) adapters.Status {
+	st := statusOf(err)
+	d.errLog.printf("cassandra: %s failed (%s): %v", op, st, err)
+	return st
+}
+
+// statusOf maps gocql and context errors to YCSB statuses: anything that
+// means "the cluster could not serve this now" is SERVICE_UNAVAILABLE.
+func statusOf(err error) adapters.Status {
+	switch {
+	case err == nil:
+		return adapters.OK
+	case errors.Is(err, gocql.ErrNotFound):
+		return adapters.NotFound
+	case errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, context.Canceled),
+		errors.Is(err, gocql.ErrTimeoutNoResponse),
+		errors.Is(err, gocql.ErrConnectionClosed),
+		errors.Is(err, gocql.ErrNoConnections),
+		errors.Is(err, gocql.ErrNoStreams),
+		errors.Is(err, gocql.ErrTooManyTimeouts),
+		errors.Is(err, gocql.ErrSessionClosed),
+		errors.Is(err, gocql.ErrUnavailable):
+		return adapters.ServiceUnavailable
+	}
+	var re gocql.RequestError
+	if errors.As(err, &re) {
+		switch re.Code() {
+		case gocql.ErrCodeUnavailable, gocql.ErrCodeOverloaded, gocql.ErrCodeBootstrapping,
+			gocql.ErrCodeReadTimeout, gocql.ErrCodeWriteTimeout, gocql.ErrCodeTruncate:
+			return adapters.ServiceUnavailable
+		case gocql.ErrCodeSyntax, gocql.ErrCodeInvalid, gocql.ErrCodeConfig:
+			return adapters.BadRequest
+		case gocql.ErrCodeCredentials, gocql.ErrCodeUnauthorized:
+			return adapters.Forbidden
+		}
+		return adapters.Error
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return adapters.ServiceUnavailable
+	}
+	return adapters.Error
+}
+
+// errLimiter prints at most one message per interval and counts the rest.
+type errLimiter struct {
+	last       atomic.Int64
+	suppressed atomic.Int64
+}
+
+const errLogInterval = 10 * time.Second
+
+func (l *errLimiter) printf(format string, args ...interface{}) {
+	now := time.Now().UnixNano()
+	last := l.last.Load()
+	if now-last < int64(errLogInterval) || !l.last.CompareAndSwap(last, now) {
+		l.suppressed.Add(1)
+		return
+	}
+	if n := l.suppressed.Swap(0); n > 0 {
+		format += " (%d similar errors not shown)"
+		args = append(args, n)
+	}
+	log.Printf(format, args...)
+}

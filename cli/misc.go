@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/workloads"
+)
+
+func newWorkloadsCmd(gs *GlobalState) *cobra.Command {
+	return &cobra.Command{
+		Use:   "workloads",
+		Short: "List the built-in workloads usable with -P",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, w := range workloads.List() {
+				fmt.Fprintf(gs.Stdout, "%-26s %s\n", w.Name, w.Description)
+			}
+			return nil
+		},
+	}
+}
+
+func newDBsCmd(gs *GlobalState) *cobra.Command {
+	return &cobra.Command{
+		Use:   "dbs",
+		Short: "List the database bindings and their properties",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			seen := map[string]bool{}
+			for _, n := range adapters.Names() {
+				info, _ := adapters.Lookup(n)
+				if seen[info.Name] {
+					continue
+				}
+				seen[info.Name] = true
+				name := info.Name
+				if len(info.Aliases) > 0 {
+					name += " (" + strings.Join(info.Aliases, ", ") + ")"
+				}
+				fmt.Fprintf(gs.Stdout, "%s: %s\n", name, info.Description)
+				var keys []string
+				for k := range info.Properties {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				for _, k := range keys {
+					fmt.Fprintf(gs.Stdout, "    %-36s %s\n", k, info.Properties[k])
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func newSchemaCmd(gs *GlobalState, verb string) *cobra.Command {
+	f := &ycsbFlags{}
+	short := "Create the benchmark's schema (keyspace/table, column family and pre-split regions, collection and sharding)"
+	if verb == "drop" {
+		short = "Remove the benchmark's data so the next load starts clean"
+	}
+	cmd := &cobra.Command{
+		Use:   verb + " <db> [-P file]... [-p key=value]...",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := f.resolve(gs, cmd)
+			if err != nil {
+				return err
+			}
+			info, err := adapters.Lookup(args[0])
+			if err != nil {
+				return invalid(err)
+			}
+			ctx, cancel := context.WithTimeout(gs.Ctx, 5*time.Minute)
+			defer cancel()
+			db, err := info.Driver.Open(ctx, p)
+			if err != nil {
+				return fmt.Errorf("%s: %w", info.Name, err)
+			}
+			defer func() {
+				if c, ok := db.(adapters.Closer); ok {
+					_ = c.Close()
+				}
+			}()
+			sm, ok := db.(adapters.SchemaManager)
+			if !ok {
+				fmt.Fprintf(gs.Stdout, "%s has no schema to %s\n", info.Name, verb)
+				return nil
+			}
+			var msg string
+			if verb == "init" {
+				msg, err = sm.CreateSchema(ctx, p)
+			} else {
+				msg, err = sm.DropSchema(ctx, p)
+			}
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", info.Name, verb, err)
+			}
+			fmt.Fprintln(gs.Stdout, msg)
+			return nil
+		},
+	}
+	f.register(cmd, false)
+	return cmd
+}

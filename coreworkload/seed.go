@@ -1,0 +1,5 @@
+package coreworkload
+
+import "time"
+
+func seedFromTime() uint64 { return uint64(time.Now().UnixNano()) }

@@ -1,0 +1,65 @@
+// Package exitcode defines the process exit codes of ycsbctl. They are part
+// of the command-line contract: scripts and CI pipelines branch on them, so
+// values never change meaning once released.
+package exitcode
+
+// Code is a process exit status.
+type Code int
+
+const (
+	// OK: the benchmark ran to completion (for a distributed run with
+	// --on-agent-loss=continue this includes runs whose results are
+	// marked partial; run.json says which).
+	OK Code = 0
+	// Failure: any error not covered below (an agent could not be
+	// reached or failed to prepare, I/O errors writing results, ...).
+	Failure Code = 1
+	// InvalidConfig: the command line or properties were rejected before
+	// anything touched a database or an agent.
+	InvalidConfig Code = 2
+	// AgentLost: an agent stopped answering during a distributed run and
+	// the run was stopped (--on-agent-loss=abort).
+	AgentLost Code = 3
+	// Aborted: the operator interrupted the run (SIGINT/SIGTERM).
+	Aborted Code = 4
+	// DBErrors: the run finished but the share of failed database
+	// operations exceeded the configured threshold.
+	DBErrors Code = 5
+)
+
+var names = map[Code]string{
+	OK:            "ok",
+	Failure:       "failure",
+	InvalidConfig: "invalid configuration",
+	AgentLost:     "agent lost",
+	Aborted:       "aborted by operator",
+	DBErrors:      "database errors above threshold",
+}
+
+// String names the code for logs and run.json.
+func (c Code) String() string {
+	if n, ok := names[c]; ok {
+		return n
+	}
+	return "unknown"
+}
+
+// Error pairs an exit code with the error that caused it, so that code
+// several calls deep can decide the exit status and the CLI only unwraps.
+type Error struct {
+	Code Code
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Wrap attaches c to err; nil stays nil.
+func Wrap(c Code, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: c, Err: err}
+}

@@ -1,0 +1,171 @@
+package generator
+
+import "math"
+
+// ZipfianConstant is YCSB's default Zipfian skew (theta).
+const ZipfianConstant = 0.99
+
+// Constants of YCSB's ScrambledZipfianGenerator: the internal Zipfian spans
+// [0, ScrambledItemCount] and uses the precomputed zeta so construction does
+// not sum 1e10 terms.
+const (
+	ScrambledItemCount = 10000000000
+	ScrambledZetan     = 26.46902820178302
+)
+
+// Zeta returns sum_{i=1..n} 1/i^theta, computed by a plain loop in the same
+// order as YCSB so the result is bit-identical. O(n).
+func Zeta(n int64, theta float64) float64 {
+	return ZetaFrom(0, n, theta, 0)
+}
+
+// ZetaFrom extends initialSum (= Zeta(st, theta)) to Zeta(n, theta) by adding
+// the terms st+1..n.
+func ZetaFrom(st, n int64, theta, initialSum float64) float64 {
+	sum := initialSum
+	for i := st; i < n; i++ {
+		sum += 1 / math.Pow(float64(i+1), theta)
+	}
+	return sum
+}
+
+// Zipfian is YCSB's ZipfianGenerator (Gray et al., SIGMOD'94): item base is
+// the most popular, base+1 the next, and so on. It is not safe for
+// concurrent use because NextN may grow zetan; give each worker a Clone.
+type Zipfian struct {
+	items        int64 // item count at construction; upstream keeps using it for eta
+	base         int64
+	theta        float64
+	alpha        float64
+	zetan        float64
+	eta          float64
+	zeta2theta   float64
+	halfPowTheta float64 // 0.5^theta, hoisted out of the draw
+	countForZeta int64
+}
+
+// NewZipfian returns a Zipfian over [min,max] with the given theta, computing
+// zeta(max-min+1) by loop (slow for very large ranges, as upstream).
+func NewZipfian(min, max int64, theta float64) *Zipfian {
+	return NewZipfianWithZetan(min, max, theta, Zeta(max-min+1, theta))
+}
+
+// NewZipfianWithZetan is NewZipfian with a precomputed zeta(max-min+1).
+func NewZipfianWithZetan(min, max int64, theta, zetan float64) *Zipfian {
+	items := max - min + 1
+	z := &Zipfian{
+		items:        items,
+		base:         min,
+		theta:        theta,
+		alpha:        1 / (1 - theta),
+		zetan:        zetan,
+		zeta2theta:   Zeta(2, theta),
+		halfPowTheta: math.Pow(0.5, theta),
+		countForZeta: items,
+	}
+	z.eta = z.computeEta()
+	return z
+}
+
+func (z *Zipfian) computeEta() float64 {
+	return (1 - math.Pow(2.0/float64(z.items), 1-z.theta)) / (1 - z.zeta2theta/z.zetan)
+}
+
+// Next draws from the full constructed range.
+func (z *Zipfian) Next(r *Rand) int64 { return z.NextN(r, z.items) }
+
+// NextN is YCSB's nextLong(itemcount): a larger itemcount extends zetan
+// incrementally (and recomputes eta with the ORIGINAL item count, an upstream
+// quirk kept for fidelity); a smaller one is used in the final formula but
+// leaves zetan alone, as upstream does by default.
+func (z *Zipfian) NextN(r *Rand, itemcount int64) int64 {
+	if itemcount > z.countForZeta {
+		z.zetan = ZetaFrom(z.countForZeta, itemcount, z.theta, z.zetan)
+		z.countForZeta = itemcount
+		z.eta = z.computeEta()
+	}
+	u := r.Float64()
+	uz := u * z.zetan
+	if uz < 1 {
+		return z.base
+	}
+	if uz < 1+z.halfPowTheta {
+		return z.base + 1
+	}
+	// The float64() conversion forbids fusing into an FMA (allowed by the Go
+	// spec on arm64 etc.), which would change rounding versus Java.
+	x := float64(z.eta*u) - z.eta + 1
+	return z.base + javaLong(float64(itemcount)*math.Pow(x, z.alpha))
+}
+
+// Clone returns an independent copy (zeta state included) for another worker.
+func (z *Zipfian) Clone() Long {
+	c := *z
+	return &c
+}
+
+// Zetan returns the current zeta(n) (grows after NextN with a larger count).
+func (z *Zipfian) Zetan() float64 { return z.zetan }
+
+// Eta returns the current eta parameter.
+func (z *Zipfian) Eta() float64 { return z.eta }
+
+// ScrambledZipfian is YCSB's ScrambledZipfianGenerator: a Zipfian over 1e10
+// items whose draws are FNV-hashed into [min,max], so popular items are spread
+// over the key space instead of clustering at min. Immutable, safe to share.
+type ScrambledZipfian struct {
+	min       int64
+	itemcount int64
+	gen       Zipfian
+}
+
+// NewScrambledZipfian returns a scrambled Zipfian over [min,max] (inclusive)
+// with theta = 0.99.
+func NewScrambledZipfian(min, max int64) *ScrambledZipfian {
+	return &ScrambledZipfian{
+		min:       min,
+		itemcount: max - min + 1,
+		gen:       *NewZipfianWithZetan(0, ScrambledItemCount, ZipfianConstant, ScrambledZetan),
+	}
+}
+
+// Next returns min + FNVHash64(zipfian draw) mod itemcount.
+func (s *ScrambledZipfian) Next(r *Rand) int64 {
+	// NextN with the constructed count never mutates the internal Zipfian,
+	// which is what makes sharing safe.
+	v := s.gen.NextN(r, s.gen.items)
+	return s.min + FNVHash64(v)%s.itemcount
+}
+
+// Clone returns s itself: draws do not mutate it.
+func (s *ScrambledZipfian) Clone() Long { return s }
+
+// Eta returns the internal Zipfian's eta (golden value 0.21220003380967406).
+func (s *ScrambledZipfian) Eta() float64 { return s.gen.eta }
+
+// SkewedLatest is YCSB's SkewedLatestGenerator: it favours the newest
+// acknowledged key (basis.Last()) with a Zipfian over the distance from it.
+// Each worker needs its own Clone because the Zipfian's zeta grows as the
+// limit advances.
+type SkewedLatest struct {
+	basis Limit
+	gen   *Zipfian
+}
+
+// NewSkewedLatest builds the Zipfian over basis.Last() items, as upstream
+// (which makes key 0 unreachable; kept for fidelity).
+func NewSkewedLatest(basis Limit) *SkewedLatest {
+	return &SkewedLatest{basis: basis, gen: NewZipfian(0, basis.Last()-1, ZipfianConstant)}
+}
+
+// Next returns max - zipfian.NextN(max) where max is the current limit.
+func (s *SkewedLatest) Next(r *Rand) int64 {
+	max := s.basis.Last()
+	return max - s.gen.NextN(r, max)
+}
+
+// Clone shares the basis but copies the Zipfian state.
+func (s *SkewedLatest) Clone() Long {
+	g := *s.gen
+	return &SkewedLatest{basis: s.basis, gen: &g}
+}

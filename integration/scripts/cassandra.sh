@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# Apache Cassandra 5.0.9 for the integration tests, run from Maven Central
+# jars on JDK 17 and bound to 127.0.0.1 only (recipe: shared/notes/cassandra.md).
+#
+#   cassandra.sh start|stop|status|endpoint
+#
+# Normally called through integration/servers.sh, which sets
+# $YCSBCTL_SERVERS_DIR. Layout under $YCSBCTL_SERVERS_DIR/cassandra/:
+#   pom.xml, lib/   jars (cached across starts; lib/.complete marks a full copy)
+#   conf/           logback.xml and the JDK 17 argfile (rewritten each start)
+#   run/            cassandra.yaml, data, commitlog, logs: wiped at every start
+#   cassandra.pid   PID of the JVM we started; stop only ever signals that PID
+#
+# Environment: YCSBCTL_START_TIMEOUT (seconds, default 300) bounds the wait
+# for readiness; JAVA17_HOME picks a specific JDK 17.
+set -euo pipefail
+
+CASSANDRA_VERSION=5.0.9
+HOST=127.0.0.1
+CQL_PORT=9042
+STORAGE_PORT=7000
+MAIN_CLASS=org.apache.cassandra.service.CassandraDaemon
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+servers_dir="${YCSBCTL_SERVERS_DIR:-$(cd "$here/../.." && pwd)/.servers}"
+base="$servers_dir/cassandra"
+pidfile="$base/cassandra.pid"
+rundir="$base/run"
+log="$rundir/logs/system.log"
+start_timeout="${YCSBCTL_START_TIMEOUT:-300}"
+
+die() { echo "cassandra.sh: $*" >&2; exit 1; }
+endpoint() { echo "$HOST:$CQL_PORT"; }
+
+# port_open succeeds when something accepts TCP connections on HOST:$1.
+# bash's /dev/tcp avoids depending on nc, which this machine lacks.
+port_open() { timeout 2 bash -c "exec 3<>/dev/tcp/$HOST/$1" 2>/dev/null; }
+
+# recorded_pid prints the PID from the pidfile if that process is alive and
+# is still our JVM (guards against PID reuse after a crash).
+recorded_pid() {
+	[ -f "$pidfile" ] || return 1
+	local pid
+	pid="$(cat "$pidfile" 2>/dev/null || true)"
+	[[ "$pid" =~ ^[0-9]+$ ]] || return 1
+	kill -0 "$pid" 2>/dev/null || return 1
+	tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "$MAIN_CLASS" || return 1
+	echo "$pid"
+}
+
+# find_java17 prints a java binary whose version is 17. JDK 25, also on this
+# machine, breaks Cassandra 5.0.9 (SecurityManager policy removal).
+find_java17() {
+	local c v
+	for c in ${JAVA17_HOME:+"$JAVA17_HOME/bin/java"} ${JAVA_HOME:+"$JAVA_HOME/bin/java"} \
+		"$(command -v java 2>/dev/null || true)" /usr/lib/jvm/*17*/bin/java; do
+		[ -n "$c" ] && [ -x "$c" ] || continue
+		v="$("$c" -version 2>&1 | head -n1 || true)"
+		if [[ "$v" =~ version\ \"17[.\"] ]]; then
+			echo "$c"
+			return 0
+		fi
+	done
+	return 1
+}
+
+install_jars() {
+	local java_home="$1"
+	if [ -f "$base/lib/.complete" ] && [ "$(cat "$base/lib/.complete")" = "$CASSANDRA_VERSION" ]; then
+		return 0
+	fi
+	command -v mvn >/dev/null || die "mvn not found: it is needed once to fetch cassandra-all $CASSANDRA_VERSION from Maven Central"
+	mkdir -p "$base"
+	cat >"$base/pom.xml" <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>ycsbctl.servers</groupId>
+  <artifactId>cassandra-server</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.cassandra</groupId>
+      <artifactId>cassandra-all</artifactId>
+      <version>$CASSANDRA_VERSION</version>
+    </dependency>
+  </dependencies>
+</project>
+EOF
+	rm -rf "$base/lib"
+	echo "cassandra.sh: fetching cassandra-all $CASSANDRA_VERSION jars (about 70 MB, once)..." >&2
+	# The dependency plugin is pinned: the default resolves to the old 2.8.
+	(cd "$base" && JAVA_HOME="$java_home" mvn -B -q \
+		org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
+		-DincludeScope=runtime -DoutputDirectory="$base/lib") >&2 ||
+		die "maven could not fetch cassandra-all $CASSANDRA_VERSION"
+	ls "$base"/lib/cassandra-all-*.jar >/dev/null 2>&1 || die "cassandra-all jar missing after maven run"
+	echo "$CASSANDRA_VERSION" >"$base/lib/.complete"
+}
+
+write_config() {
+	mkdir -p "$base/conf" "$rundir/logs"
+	# Every key below is required by 5.0 (it refuses to start without them);
+	# the rest keeps its defaults (num_tokens 1, ports 9042/7000).
+	cat >"$rundir/cassandra.yaml" <<EOF
+cluster_name: ycsbctl-test
+listen_address: $HOST
+rpc_address: $HOST
+seed_provider:
+  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+    parameters:
+      - seeds: "$HOST:$STORAGE_PORT"
+commitlog_sync: periodic
+commitlog_sync_period: 10000ms
+partitioner: org.apache.cassandra.dht.Murmur3Partitioner
+endpoint_snitch: SimpleSnitch
+EOF
+	cat >"$base/conf/logback.xml" <<'EOF'
+<configuration>
+  <appender name="FILE" class="ch.qos.logback.core.FileAppender">
+    <file>${cassandra.logdir}/system.log</file>
+    <encoder><pattern>%-5level [%thread] %date{ISO8601} %F:%L - %msg%n</pattern></encoder>
+  </appender>
+  <root level="INFO"><appender-ref ref="FILE"/></root>
+</configuration>
+EOF
+	# JPMS flags Cassandra needs on JDK 17 (its jvm17-server.options block).
+	cat >"$base/conf/jvm17.options" <<'EOF'
+-Djdk.attach.allowAttachSelf=true
+--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED
+--add-exports=java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED
+--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED
+--add-exports=java.rmi/sun.rmi.server=ALL-UNNAMED
+--add-exports=java.sql/java.sql=ALL-UNNAMED
+--add-exports=java.base/java.lang.ref=ALL-UNNAMED
+--add-exports=jdk.unsupported/sun.misc=ALL-UNNAMED
+--add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED
+--add-exports=jdk.attach/sun.tools.attach=ALL-UNNAMED
+--add-opens=java.base/java.lang.module=ALL-UNNAMED
+--add-opens=java.base/jdk.internal.loader=ALL-UNNAMED
+--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED
+--add-opens=java.base/jdk.internal.reflect=ALL-UNNAMED
+--add-opens=java.base/jdk.internal.math=ALL-UNNAMED
+--add-opens=java.base/jdk.internal.module=ALL-UNNAMED
+--add-opens=java.base/jdk.internal.util.jar=ALL-UNNAMED
+--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED
+--add-opens=java.base/sun.nio.ch=ALL-UNNAMED
+--add-opens=java.base/java.io=ALL-UNNAMED
+--add-opens=java.base/java.lang.reflect=ALL-UNNAMED
+--add-opens=jdk.compiler/com.sun.tools.javac=ALL-UNNAMED
+--add-opens=java.base/java.lang=ALL-UNNAMED
+--add-opens=java.base/java.util=ALL-UNNAMED
+-Dio.netty.tryReflectionSetAccessible=true
+-Dio.netty.allocator.useCacheForAllThreads=true
+-Dio.netty.allocator.maxOrder=11
+EOF
+}
+
+# ready succeeds once the CQL port accepts connections and the daemon has
+# logged the end of its startup sequence.
+ready() { port_open "$CQL_PORT" && grep -q 'Startup complete' "$log" 2>/dev/null; }
+
+show_logs() {
+	echo "---- tail of $log ----" >&2
+	tail -n 40 "$log" >&2 2>/dev/null || true
+	echo "---- tail of $rundir/stdout.log ----" >&2
+	tail -n 20 "$rundir/stdout.log" >&2 2>/dev/null || true
+}
+
+wait_ready() {
+	local pid="$1" t0=$SECONDS
+	while ! ready; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			show_logs
+			rm -f "$pidfile"
+			die "Cassandra (pid $pid) exited during startup"
+		fi
+		if ((SECONDS - t0 >= start_timeout)); then
+			show_logs
+			stop_server
+			die "Cassandra not ready after ${start_timeout}s (stopped it)"
+		fi
+		sleep 0.5
+	done
+	echo "cassandra.sh: ready after $((SECONDS - t0))s (pid $pid)" >&2
+}
+
+start_server() {
+	local pid
+	if pid="$(recorded_pid)"; then
+		wait_ready "$pid"
+		endpoint
+		return 0
+	fi
+	rm -f "$pidfile"
+	if port_open "$CQL_PORT" || port_open "$STORAGE_PORT"; then
+		die "port $CQL_PORT or $STORAGE_PORT on $HOST is already in use by a process this script did not start; stop it first"
+	fi
+	local java java_home
+	java="$(find_java17)" || die "no JDK 17 found (checked \$JAVA17_HOME, \$JAVA_HOME, java on PATH, /usr/lib/jvm/*17*); Cassandra $CASSANDRA_VERSION needs exactly JDK 17 (JDK 25 fails)"
+	java_home="$(cd "$(dirname "$java")/.." && pwd)"
+	install_jars "$java_home"
+	# A fresh data directory per start keeps runs independent.
+	rm -rf "$rundir"
+	write_config
+	local jamm
+	jamm="$(ls "$base"/lib/jamm-*.jar 2>/dev/null | head -n1 || true)"
+	# setsid detaches the JVM from the caller's process group and terminal so
+	# that it outlives this script; stdio goes to files so that a caller
+	# reading our stdout (e.g. Go's exec with pipes) is not held open by it.
+	# The last three -D flags are test-only startup/shutdown speed-ups.
+	cd "$base"
+	setsid "$java" -Xms1G -Xmx1G -Xss256k -XX:+UseG1GC -XX:+ParallelRefProcEnabled \
+		-XX:MaxTenuringThreshold=1 -XX:G1HeapRegionSize=16m -XX:MaxGCPauseMillis=300 \
+		-XX:+ExitOnOutOfMemoryError @conf/jvm17.options ${jamm:+"-javaagent:$jamm"} \
+		-Djava.net.preferIPv4Stack=true -Dcassandra-foreground=yes \
+		-Dcassandra.storagedir="$rundir" -Dcassandra.logdir="$rundir/logs" \
+		-Dcassandra.config="file://$rundir/cassandra.yaml" \
+		-Dlogback.configurationFile="$base/conf/logback.xml" \
+		-Dcassandra.unsafesystem=true -Dcassandra.shutdown_announce_in_ms=0 \
+		-Dcassandra.skip_paxos_state_rebuild=true \
+		-cp "$base/lib/*" "$MAIN_CLASS" </dev/null >"$rundir/stdout.log" 2>&1 &
+	pid=$!
+	echo "$pid" >"$pidfile"
+	echo "cassandra.sh: started pid $pid with $java; waiting up to ${start_timeout}s" >&2
+	wait_ready "$pid"
+	endpoint
+}
+
+stop_server() {
+	local pid
+	if ! pid="$(recorded_pid)"; then
+		rm -f "$pidfile"
+		echo "cassandra.sh: not running" >&2
+		return 0
+	fi
+	kill -TERM "$pid" 2>/dev/null || true
+	local i
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		echo "cassandra.sh: pid $pid still alive after 30s, sending SIGKILL" >&2
+		kill -KILL "$pid" 2>/dev/null || true
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+	fi
+	rm -f "$pidfile"
+	echo "cassandra.sh: stopped pid $pid" >&2
+}
+
+mkdir -p "$base"
+case "${1:-}" in
+start)
+	# Serialise concurrent starts/stops (e.g. two test packages at once).
+	exec 9>"$base/.lock"
+	flock 9
+	start_server
+	;;
+stop)
+	exec 9>"$base/.lock"
+	flock 9
+	stop_server
+	;;
+status)
+	if pid="$(recorded_pid)"; then
+		echo "running (pid $pid)"
+	else
+		echo "stopped"
+		exit 1
+	fi
+	;;
+endpoint) endpoint ;;
+*)
+	echo "usage: $0 start|stop|status|endpoint" >&2
+	exit 2
+	;;
+esac

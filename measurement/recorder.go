@@ -1,0 +1,170 @@
+package measurement
+
+import (
+	"sync"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
+)
+
+// Mode selects which latencies are recorded (YCSB measurement.interval).
+type Mode uint8
+
+const (
+	// ModeOp records service time under the plain op name.
+	ModeOp Mode = iota
+	// ModeIntended records latency from the intended start under the
+	// plain op name.
+	ModeIntended
+	// ModeBoth records service time under the plain name and intended
+	// latency under Intended-<OP>.
+	ModeBoth
+)
+
+// ParseMode parses YCSB's measurement.interval values.
+func ParseMode(s string) (Mode, bool) {
+	switch s {
+	case "op":
+		return ModeOp, true
+	case "intended":
+		return ModeIntended, true
+	case "both":
+		return ModeBoth, true
+	}
+	return 0, false
+}
+
+type recSet struct {
+	hist    [NumSeries]*hdrhistogram.Histogram
+	returns [NumOps][adapters.NumStatuses]int64
+	ops     int64
+}
+
+// Recorder is one worker's measurement sink. The worker calls Record and
+// Done; the reporter calls Drain once per interval. Only those two ever
+// touch the lock, so the hot path takes an uncontended lock.
+type Recorder struct {
+	mode Mode
+	// TrackFailedLatency records failed calls' latency in <OP>-FAILED
+	// (YCSB always does for non-OK statuses).
+	mu    sync.Mutex
+	cur   *recSet
+	spare *recSet
+	// off disables recording during warm-up; read by the worker only.
+	off bool
+}
+
+// NewRecorder returns a recorder for one worker.
+func NewRecorder(mode Mode) *Recorder {
+	return &Recorder{mode: mode, cur: &recSet{}, spare: &recSet{}}
+}
+
+// SetEnabled turns recording on or off; the worker calls it (warm-up).
+func (r *Recorder) SetEnabled(on bool) { r.off = !on }
+
+// Enabled reports whether recording is on.
+func (r *Recorder) Enabled() bool { return !r.off }
+
+// Measure records one database call: its return status and its latency
+// from the actual start (serviceNs) and from the intended start
+// (intendedNs, equal to serviceNs when the run is not paced).
+func (r *Recorder) Measure(op Op, st adapters.Status, serviceNs, intendedNs int64) {
+	if r.off {
+		return
+	}
+	failed := !st.IsOK()
+	r.mu.Lock()
+	c := r.cur
+	switch r.mode {
+	case ModeOp:
+		record(c, SeriesOf(op, Service, failed), serviceNs)
+	case ModeIntended:
+		record(c, SeriesOf(op, Service, failed), intendedNs)
+	case ModeBoth:
+		record(c, SeriesOf(op, Service, failed), serviceNs)
+		record(c, SeriesOf(op, Intended, failed), intendedNs)
+	}
+	c.returns[op][st]++
+	r.mu.Unlock()
+}
+
+// MeasureLatency records a latency with no return status (YCSB's
+// workload-level measurements: READ-MODIFY-WRITE, VERIFY, CLEANUP).
+func (r *Recorder) MeasureLatency(op Op, serviceNs, intendedNs int64) {
+	if r.off {
+		return
+	}
+	r.mu.Lock()
+	c := r.cur
+	switch r.mode {
+	case ModeOp:
+		record(c, SeriesOf(op, Service, false), serviceNs)
+	case ModeIntended:
+		record(c, SeriesOf(op, Service, false), intendedNs)
+	case ModeBoth:
+		record(c, SeriesOf(op, Service, false), serviceNs)
+		record(c, SeriesOf(op, Intended, false), intendedNs)
+	}
+	r.mu.Unlock()
+}
+
+// CountStatus counts a return status without a latency (VERIFY's result).
+func (r *Recorder) CountStatus(op Op, st adapters.Status) {
+	if r.off {
+		return
+	}
+	r.mu.Lock()
+	r.cur.returns[op][st]++
+	r.mu.Unlock()
+}
+
+// Done counts n completed transactions.
+func (r *Recorder) Done(n int64) {
+	if r.off {
+		return
+	}
+	r.mu.Lock()
+	r.cur.ops += n
+	r.mu.Unlock()
+}
+
+func record(c *recSet, s Series, ns int64) {
+	h := c.hist[s]
+	if h == nil {
+		h = NewHistogram()
+		c.hist[s] = h
+	}
+	// RecordValue only fails out of range, which clampNs prevents.
+	_ = h.RecordValue(clampNs(ns))
+}
+
+// Drain adds everything recorded since the last Drain into iv and resets
+// the recorder. It swaps histogram sets under the worker's lock (a pointer
+// swap) and merges outside it, so the worker is held up for nanoseconds.
+// Only one goroutine may call Drain.
+func (r *Recorder) Drain(iv *Interval) {
+	r.mu.Lock()
+	full := r.cur
+	r.cur = r.spare
+	r.mu.Unlock()
+	for s, h := range full.hist {
+		if h == nil || h.TotalCount() == 0 {
+			continue
+		}
+		if iv.Hist[s] == nil {
+			iv.Hist[s] = NewHistogram()
+		}
+		iv.Hist[s].Merge(h)
+		h.Reset()
+	}
+	for op := range full.returns {
+		for st, n := range full.returns[op] {
+			iv.Returns[op][st] += n
+		}
+	}
+	iv.Ops += full.ops
+	full.returns = [NumOps][adapters.NumStatuses]int64{}
+	full.ops = 0
+	r.spare = full
+}

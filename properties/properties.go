@@ -1,0 +1,308 @@
+// Package properties holds YCSB-style configuration: Java .properties files
+// applied in order, then -p overrides, read through typed getters whose
+// errors name the property and what was expected.
+package properties
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Properties is an ordered-insensitive string map with typed accessors.
+// It is not safe for concurrent mutation; it is read-only once a run starts.
+type Properties struct {
+	m map[string]string
+}
+
+// New returns an empty set.
+func New() *Properties { return &Properties{m: map[string]string{}} }
+
+// FromMap copies m into a new set.
+func FromMap(m map[string]string) *Properties {
+	p := New()
+	for k, v := range m {
+		p.m[k] = v
+	}
+	return p
+}
+
+// Clone returns an independent copy.
+func (p *Properties) Clone() *Properties { return FromMap(p.m) }
+
+// Set stores a value.
+func (p *Properties) Set(k, v string) { p.m[k] = v }
+
+// Delete removes a key.
+func (p *Properties) Delete(k string) { delete(p.m, k) }
+
+// Merge copies every key of o into p, o winning.
+func (p *Properties) Merge(o *Properties) {
+	for k, v := range o.m {
+		p.m[k] = v
+	}
+}
+
+// Lookup returns the raw value and whether it is set.
+func (p *Properties) Lookup(k string) (string, bool) {
+	v, ok := p.m[k]
+	return v, ok
+}
+
+// Has reports whether k is set.
+func (p *Properties) Has(k string) bool { _, ok := p.m[k]; return ok }
+
+// Keys returns the keys in sorted order.
+func (p *Properties) Keys() []string {
+	ks := make([]string, 0, len(p.m))
+	for k := range p.m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// Map returns a copy of the contents.
+func (p *Properties) Map() map[string]string {
+	out := make(map[string]string, len(p.m))
+	for k, v := range p.m {
+		out[k] = v
+	}
+	return out
+}
+
+// String returns the value of k, or def when k is unset. Surrounding
+// whitespace is trimmed, as Java's Properties does for values on load.
+func (p *Properties) String(k, def string) string {
+	if v, ok := p.m[k]; ok {
+		return strings.TrimSpace(v)
+	}
+	return def
+}
+
+// Error is a configuration error that names the offending property.
+type Error struct {
+	Property string
+	Value    string
+	Expected string
+}
+
+func (e *Error) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("property %q: expected %s", e.Property, e.Expected)
+	}
+	return fmt.Sprintf("property %q=%q: expected %s", e.Property, e.Value, e.Expected)
+}
+
+// Int64 returns k as an int64 (def when unset).
+func (p *Properties) Int64(k string, def int64) (int64, error) {
+	v, ok := p.m[k]
+	if !ok {
+		return def, nil
+	}
+	v = strings.TrimSpace(v)
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, &Error{Property: k, Value: v, Expected: "an integer"}
+	}
+	return n, nil
+}
+
+// NonNegInt64 is Int64 that rejects negative values.
+func (p *Properties) NonNegInt64(k string, def int64) (int64, error) {
+	n, err := p.Int64(k, def)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 {
+		return 0, &Error{Property: k, Value: p.m[k], Expected: "a non-negative integer"}
+	}
+	return n, nil
+}
+
+// PositiveInt64 is Int64 that rejects values below 1.
+func (p *Properties) PositiveInt64(k string, def int64) (int64, error) {
+	n, err := p.Int64(k, def)
+	if err != nil {
+		return 0, err
+	}
+	if n < 1 {
+		return 0, &Error{Property: k, Value: p.m[k], Expected: "a positive integer (>= 1)"}
+	}
+	return n, nil
+}
+
+// Float64 returns k as a finite float64 (def when unset).
+func (p *Properties) Float64(k string, def float64) (float64, error) {
+	v, ok := p.m[k]
+	if !ok {
+		return def, nil
+	}
+	v = strings.TrimSpace(v)
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, &Error{Property: k, Value: v, Expected: "a number"}
+	}
+	return f, nil
+}
+
+// Proportion returns k as a float in [0, 1].
+func (p *Properties) Proportion(k string, def float64) (float64, error) {
+	f, err := p.Float64(k, def)
+	if err != nil {
+		return 0, err
+	}
+	if f < 0 || f > 1 {
+		return 0, &Error{Property: k, Value: p.m[k], Expected: "a proportion between 0 and 1"}
+	}
+	return f, nil
+}
+
+// Bool returns k as a boolean: "true" (any case) is true, "false" is false;
+// anything else is an error rather than Java's silent false.
+func (p *Properties) Bool(k string, def bool) (bool, error) {
+	v, ok := p.m[k]
+	if !ok {
+		return def, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true":
+		return true, nil
+	case "false", "":
+		return false, nil
+	}
+	return false, &Error{Property: k, Value: v, Expected: "true or false"}
+}
+
+// OneOf returns k, which must be one of allowed (compared case-sensitively
+// as YCSB does).
+func (p *Properties) OneOf(k, def string, allowed ...string) (string, error) {
+	v := p.String(k, def)
+	for _, a := range allowed {
+		if v == a {
+			return v, nil
+		}
+	}
+	return "", &Error{Property: k, Value: v, Expected: "one of " + strings.Join(allowed, ", ")}
+}
+
+// Load parses Java .properties text into p (later keys win). It supports
+// '#' and '!' comments, '=', ':' or whitespace separators, backslash line
+// continuations and the common escapes.
+func (p *Properties) Load(r io.Reader) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
+	var pending strings.Builder
+	cont := false
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := sc.Text()
+		if cont {
+			line = strings.TrimLeft(line, " \t\f")
+		} else {
+			t := strings.TrimLeft(line, " \t\f")
+			if t == "" || t[0] == '#' || t[0] == '!' {
+				continue
+			}
+			line = t
+		}
+		// An odd number of trailing backslashes continues the line.
+		n := 0
+		for i := len(line) - 1; i >= 0 && line[i] == '\\'; i-- {
+			n++
+		}
+		if n%2 == 1 {
+			pending.WriteString(line[:len(line)-1])
+			cont = true
+			continue
+		}
+		pending.WriteString(line)
+		cont = false
+		k, v := splitKV(pending.String())
+		pending.Reset()
+		p.m[unescape(k)] = unescape(v)
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("line %d: %w", lineNo, err)
+	}
+	if pending.Len() > 0 {
+		k, v := splitKV(pending.String())
+		p.m[unescape(k)] = unescape(v)
+	}
+	return nil
+}
+
+func splitKV(s string) (string, string) {
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if c == '\\' {
+			i += 2
+			continue
+		}
+		if c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f' {
+			break
+		}
+		i++
+	}
+	if i > len(s) {
+		i = len(s)
+	}
+	key := s[:i]
+	rest := strings.TrimLeft(s[i:], " \t\f")
+	if rest != "" && (rest[0] == '=' || rest[0] == ':') {
+		rest = strings.TrimLeft(rest[1:], " \t\f")
+	}
+	return key, rest
+}
+
+func unescape(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 'f':
+			b.WriteByte('\f')
+		case 'u':
+			if i+4 < len(s) {
+				if r, err := strconv.ParseUint(s[i+1:i+5], 16, 32); err == nil {
+					b.WriteRune(rune(r))
+					i += 4
+					continue
+				}
+			}
+			b.WriteByte('u')
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+// ParseOverride splits a -p argument "key=value".
+func ParseOverride(arg string) (string, string, error) {
+	i := strings.IndexByte(arg, '=')
+	if i <= 0 {
+		return "", "", fmt.Errorf("flag -p %q: expected key=value", arg)
+	}
+	return strings.TrimSpace(arg[:i]), arg[i+1:], nil
+}
