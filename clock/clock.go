@@ -22,16 +22,24 @@ type Clock interface {
 }
 
 // Real is the system clock.
-type Real struct{ base time.Time }
+type Real struct {
+	wall time.Time
+	mono int64
+}
 
-// NewReal returns the system clock.
-func NewReal() *Real { return &Real{base: time.Now()} }
+// NewReal returns the system clock. The first call calibrates the TSC
+// (about 20 ms, once per process).
+func NewReal() *Real {
+	tscOnce.Do(calibrate)
+	return &Real{wall: time.Now(), mono: monoNow()}
+}
 
 // Now implements Clock.
 func (r *Real) Now() time.Time { return time.Now() }
 
-// Nanotime implements Clock using the monotonic reading of time.Now.
-func (r *Real) Nanotime() int64 { return int64(time.Since(r.base)) }
+// Nanotime implements Clock: monotonic nanoseconds since the clock was
+// created.
+func (r *Real) Nanotime() int64 { return monoNow() - r.mono }
 
 // SleepUntil implements Clock. Waits shorter than a timer's granularity
 // are spun with Gosched so that fast paced workers keep their schedule.

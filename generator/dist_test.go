@@ -22,7 +22,9 @@ func TestUniformDistribution(t *testing.T) {
 	counts := make([]int, 20)
 	for i := 0; i < n; i++ {
 		v := g.Next(r)
-		require.True(t, v >= 10 && v <= 29, "out of range: %d", v)
+		if !(v >= 10 && v <= 29) {
+			t.Fatalf("out of range: %d", v)
+		}
 		counts[v-10]++
 	}
 	requireUniformCounts(t, counts, n)
@@ -31,7 +33,9 @@ func TestUniformDistribution(t *testing.T) {
 	sw := NewUniform(29, 10)
 	for i := 0; i < 1000; i++ {
 		v := sw.Next(r)
-		require.True(t, v >= 10 && v <= 29)
+		if !(v >= 10 && v <= 29) {
+			t.Fatalf("out of range: %d", v)
+		}
 	}
 	require.Equal(t, int64(5), NewUniform(5, 5).Next(r))
 	full := NewUniform(math.MinInt64, math.MaxInt64)
@@ -52,7 +56,9 @@ func TestZipfianDistribution(t *testing.T) {
 	counts := make([]int, items)
 	for i := 0; i < n; i++ {
 		v := z.Next(r)
-		require.True(t, v >= 100 && v < 100+items, "out of range: %d", v)
+		if !(v >= 100 && v < 100+items) {
+			t.Fatalf("out of range: %d", v)
+		}
 		counts[v-100]++
 	}
 	zetan := Zeta(items, ZipfianConstant)
@@ -75,7 +81,9 @@ func TestZipfianIncrementalZeta(t *testing.T) {
 	r := NewRand(4)
 	for i := 0; i < 10000; i++ {
 		v := z.NextN(r, 2000)
-		require.True(t, v >= 0 && v < 2000, "out of range: %d", v)
+		if !(v >= 0 && v < 2000) {
+			t.Fatalf("out of range: %d", v)
+		}
 	}
 	// Same summation order as a fresh loop, so equality is exact.
 	require.Equal(t, Zeta(2000, ZipfianConstant), z.Zetan())
@@ -100,7 +108,9 @@ func TestScrambledZipfianDistribution(t *testing.T) {
 	counts := make([]int, items)
 	for i := 0; i < n; i++ {
 		v := g.Next(r)
-		require.True(t, v >= min && v < min+items, "out of range: %d", v)
+		if !(v >= min && v < min+items) {
+			t.Fatalf("out of range: %d", v)
+		}
 		counts[v-min]++
 	}
 	best := 0
@@ -119,7 +129,9 @@ func TestScrambledZipfianDistribution(t *testing.T) {
 	big := NewScrambledZipfian(0, 1e12)
 	for i := 0; i < 10000; i++ {
 		v := big.Next(r)
-		require.True(t, v >= 0 && v <= 1e12)
+		if !(v >= 0 && v <= 1e12) {
+			t.Fatalf("out of range: %d", v)
+		}
 	}
 }
 
@@ -133,7 +145,9 @@ func TestSkewedLatest(t *testing.T) {
 		counts := map[int64]int{}
 		for i := 0; i < n; i++ {
 			v := g.Next(r)
-			require.True(t, v >= 0 && v <= last, "draw %d outside [0,%d]", v, last)
+			if !(v >= 0 && v <= last) {
+				t.Fatalf("draw %d outside [0,%d]", v, last)
+			}
 			counts[v]++
 		}
 		best := int64(-1)
@@ -165,7 +179,9 @@ func TestHotspotDistribution(t *testing.T) {
 	hotCounts := make([]int, 200)
 	for i := 0; i < n; i++ {
 		v := g.Next(r)
-		require.True(t, v >= 1000 && v <= 1999, "out of range: %d", v)
+		if !(v >= 1000 && v <= 1999) {
+			t.Fatalf("out of range: %d", v)
+		}
 		if v < 1200 {
 			hot++
 			hotCounts[v-1000]++
@@ -183,7 +199,9 @@ func TestHotspotArgumentQuirks(t *testing.T) {
 	require.Equal(t, int64(0), g.HotInterval())
 	for i := 0; i < 1000; i++ {
 		v := g.Next(r)
-		require.True(t, v >= 0 && v <= 10)
+		if !(v >= 0 && v <= 10) {
+			t.Fatalf("out of range: %d", v)
+		}
 	}
 	// The hot set size goes through a Java (int) cast and saturates.
 	require.Equal(t, int64(math.MaxInt32), NewHotspot(0, 1<<40, 0.5, 0.5).HotInterval())
@@ -191,7 +209,9 @@ func TestHotspotArgumentQuirks(t *testing.T) {
 	for _, h := range []*Hotspot{NewHotspot(0, 99, 0, 0.8), NewHotspot(0, 99, 1, 0.2)} {
 		for i := 0; i < 1000; i++ {
 			v := h.Next(r)
-			require.True(t, v >= 0 && v <= 99)
+			if !(v >= 0 && v <= 99) {
+				t.Fatalf("out of range: %d", v)
+			}
 		}
 	}
 }
@@ -204,7 +224,9 @@ func TestExponentialPercentile(t *testing.T) {
 		below := 0
 		for i := 0; i < n; i++ {
 			v := g.Next(r)
-			require.GreaterOrEqual(t, v, int64(0))
+			if v < 0 {
+				t.Fatalf("negative draw %d", v)
+			}
 			if float64(v) < tc.rng {
 				below++
 			}

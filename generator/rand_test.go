@@ -29,9 +29,13 @@ func TestRandRanges(t *testing.T) {
 	var or32 uint32
 	for i := 0; i < n; i++ {
 		f := r.Float64()
-		require.True(t, f >= 0 && f < 1, "Float64 out of [0,1): %v", f)
+		if !(f >= 0 && f < 1) {
+			t.Fatalf("Float64 out of [0,1): %v", f)
+		}
 		sum += f
-		require.GreaterOrEqual(t, r.Int63(), int64(0))
+		if v := r.Int63(); v < 0 {
+			t.Fatalf("Int63 negative: %d", v)
+		}
 		if r.NextInt32() < 0 {
 			neg32++
 		}
@@ -49,7 +53,9 @@ func TestRandInt64nUniform(t *testing.T) {
 		counts := make([]int, k)
 		for i := 0; i < n; i++ {
 			v := r.Int64n(k)
-			require.True(t, v >= 0 && v < k)
+			if !(v >= 0 && v < k) {
+				t.Fatalf("out of range: %d", v)
+			}
 			counts[v]++
 		}
 		if k > 1 {
@@ -60,7 +66,9 @@ func TestRandInt64nUniform(t *testing.T) {
 	big := int64(3) << 61
 	for i := 0; i < 1000; i++ {
 		v := r.Int64n(big)
-		require.True(t, v >= 0 && v < big)
+		if !(v >= 0 && v < big) {
+			t.Fatalf("out of range: %d", v)
+		}
 	}
 	require.Panics(t, func() { r.Int64n(0) })
 	require.Panics(t, func() { r.Int64n(-3) })

@@ -38,7 +38,7 @@ func init() {
 		Properties: map[string]string{
 			PropDir:   "data directory (default " + DefaultDir() + ")",
 			PropSync:  "fsync every write (default false)",
-			PropCache: "block cache size in MiB (default 64)",
+			PropCache: "block cache size in MiB (default 256)",
 		},
 		Driver: adapters.DriverFunc(Open),
 	})
@@ -61,7 +61,7 @@ func Open(_ context.Context, p *properties.Properties) (adapters.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	mb, err := p.PositiveInt64(PropCache, 64)
+	mb, err := p.PositiveInt64(PropCache, 256)
 	if err != nil {
 		return nil, err
 	}

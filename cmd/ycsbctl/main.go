@@ -3,11 +3,25 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/ycsbctl/ycsbctl/cli"
 )
 
 func main() {
+	// YCSBCTL_CPUPROFILE=file profiles the whole process, for finding
+	// where the harness spends its time.
+	if path := os.Getenv("YCSBCTL_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			code := cli.Execute(cli.NewGlobalState())
+			pprof.StopCPUProfile()
+			f.Close()
+			os.Exit(code)
+		}
+		fmt.Fprintf(os.Stderr, "YCSBCTL_CPUPROFILE: cannot profile to %s: %v\n", path, err)
+	}
 	os.Exit(cli.Execute(cli.NewGlobalState()))
 }

@@ -13,6 +13,7 @@
 // Usage:
 //
 //	ferretdb -listen 127.0.0.1:27017 -data-dir DIR   # serve until SIGTERM/SIGINT
+//	         [-log-level warn] [-index-id=true]
 //	ferretdb -ping mongodb://127.0.0.1:27017/ycsb    # exit 0 once the server answers
 package main
 
@@ -40,6 +41,7 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:27017", "TCP `address` to serve on (loopback only)")
 	dataDir := flag.String("data-dir", "", "`directory` for the SQLite databases (required to serve)")
 	logLevel := flag.String("log-level", "warn", "log `level`: debug, info, warn or error")
+	indexID := flag.Bool("index-id", true, "add an index on the _id lookup expression to every collection (see idindex.go)")
 	ping := flag.String("ping", "", "instead of serving, check that the server at this MongoDB `URI` answers, then exit")
 	timeout := flag.Duration("timeout", 5*time.Second, "time limit of -ping")
 	flag.Parse()
@@ -51,13 +53,13 @@ func main() {
 		}
 		return
 	}
-	if err := serve(*listen, *dataDir, *logLevel); err != nil {
+	if err := serve(*listen, *dataDir, *logLevel, *indexID); err != nil {
 		fmt.Fprintln(os.Stderr, "ferretdb:", err)
 		os.Exit(1)
 	}
 }
 
-func serve(listen, dataDir, logLevel string) error {
+func serve(listen, dataDir, logLevel string, indexID bool) error {
 	if dataDir == "" {
 		return errors.New("-data-dir is required")
 	}
@@ -82,13 +84,14 @@ func serve(listen, dataDir, logLevel string) error {
 		return err
 	}
 
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	f, err := ferretdb.New(&ferretdb.Config{
 		Listener: ferretdb.ListenerConfig{TCP: listen},
 		Handler:  "sqlite",
 		// FerretDB wants a file: URI naming a directory, with the trailing
 		// slash; it keeps one SQLite file per MongoDB database there.
 		SQLiteURL: (&url.URL{Scheme: "file", Path: abs + "/"}).String(),
-		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+		Logger:    logger,
 	})
 	if err != nil {
 		return err
@@ -96,6 +99,11 @@ func serve(listen, dataDir, logLevel string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	if indexID {
+		done := make(chan struct{})
+		go func() { defer close(done); indexIDs(ctx, abs, 200*time.Millisecond, logger) }()
+		defer func() { <-done }()
+	}
 	// Run returns once ctx is cancelled and every connection and the
 	// backend are closed, so SQLite is checkpointed cleanly on SIGTERM.
 	return f.Run(ctx)

@@ -1,0 +1,44 @@
+# ycsbctl build, test and benchmark targets. `make help` lists them.
+SHELL   := /bin/bash
+GO       ?= go
+BIN      := bin/ycsbctl
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X github.com/ycsbctl/ycsbctl/version.Version=$(VERSION)
+PKGS     := ./...
+
+.PHONY: help build demo test test-all unit lint integration bench bench-e2e proto clean
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+build: ## build bin/ycsbctl
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ycsbctl
+
+demo: build ## the main job: load and run YCSB workload A on the embedded store, with live status
+	./scripts/demo.sh
+
+test-all: lint unit integration ## everything CI runs: lint, unit tests, integration tests against real servers
+
+unit: ## fast unit tests (go test ./...)
+	$(GO) test -count=1 -timeout 15m $(PKGS)
+
+test: unit ## alias of unit
+
+lint: ## gofmt and go vet must be clean
+	@out="$$(gofmt -l $$(git ls-files '*.go' | grep -v '^integration/ferretdb/'))"; \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) vet -tags integration ./integration/
+
+integration: build ## integration tests: starts Cassandra, HBase and FerretDB on 127.0.0.1 through integration/servers.sh
+	$(GO) test -count=1 -tags integration -timeout 80m -v ./integration/ 2>&1 | tee .integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|integration_test|servers.sh' ; exit $${PIPESTATUS[0]}
+
+bench: ## per-operation harness cost and end-to-end basic-DB throughput
+	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,16 ./coreworkload/ ./generator/ ./measurement/
+	./scripts/bench-e2e.sh
+
+proto: ## regenerate proto/ with pinned protoc plugins
+	./scripts/proto.sh
+
+clean:
+	rm -rf bin .servers

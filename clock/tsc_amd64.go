@@ -1,0 +1,5 @@
+package clock
+
+func rdtsc() int64
+
+const haveTSC = true
