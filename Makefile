@@ -6,7 +6,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X github.com/ycsbctl/ycsbctl/version.Version=$(VERSION)
 PKGS     := ./...
 
-.PHONY: help build demo test test-all unit lint integration bench bench-e2e proto clean
+.PHONY: help build demo setup test test-all unit lint integration bench proto clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -17,7 +17,10 @@ build: ## build bin/ycsbctl
 demo: build ## the main job: load and run YCSB workload A on the embedded store, with live status
 	./scripts/demo.sh
 
-test-all: lint unit integration ## everything CI runs: lint, unit tests, integration tests against real servers
+test-all: setup lint unit integration ## everything CI runs: tool setup, lint, unit tests, integration tests against real servers
+
+setup: ## install test tools (tmux, chromium, promtool, python hdrh) where missing
+	./scripts/ci-setup.sh
 
 unit: ## fast unit tests (go test ./...)
 	$(GO) test -count=1 -timeout 15m $(PKGS)

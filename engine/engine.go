@@ -422,6 +422,7 @@ func (r *Runner) work(w *worker, startNs int64, warmWG *sync.WaitGroup) {
 			_ = c.Close()
 		}
 	}
+	w.rec.Flush()
 	w.rec.SetEnabled(true)
 	d := r.clk.Nanotime() - t0
 	w.rec.MeasureLatency(measurement.Cleanup, d, d)

@@ -245,6 +245,8 @@ func TestSequential(t *testing.T) {
 	}
 	require.Equal(t, []int64{5, 6, 7, 5, 6, 7, 5}, got)
 	require.Same(t, g, g.Clone())
+	require.Equal(t, int64(5), NewSequential(7, 5).Next(nil), "swapped bounds")
+	require.Equal(t, int64(math.MinInt64), NewSequential(math.MinInt64, math.MaxInt64).Next(nil))
 
 	// Shared across goroutines: every value comes out equally often.
 	s := NewSequential(0, 99)

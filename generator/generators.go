@@ -151,8 +151,17 @@ type Sequential struct {
 }
 
 // NewSequential returns a sequence over [start,end]; the first value is start.
+// Swapped bounds are swapped back and a range too wide for int64 wraps at
+// MaxInt64, so Next never divides by zero or goes negative.
 func NewSequential(start, end int64) *Sequential {
-	return &Sequential{start: start, interval: end - start + 1}
+	if end < start {
+		start, end = end, start
+	}
+	interval := end - start + 1
+	if interval <= 0 {
+		interval = math.MaxInt64
+	}
+	return &Sequential{start: start, interval: interval}
 }
 
 // Next returns start + (counter++ mod (end-start+1)).

@@ -53,6 +53,10 @@ type Recorder struct {
 	spare *recSet
 	// off disables recording during warm-up; read by the worker only.
 	off bool
+	// pending counts transactions completed since the last locked call;
+	// the worker folds it into the current set under the lock it takes
+	// anyway for the next measurement, saving a lock per transaction.
+	pending int64
 }
 
 // NewRecorder returns a recorder for one worker.
@@ -76,6 +80,8 @@ func (r *Recorder) Measure(op Op, st adapters.Status, serviceNs, intendedNs int6
 	failed := !st.IsOK()
 	r.mu.Lock()
 	c := r.cur
+	c.ops += r.pending
+	r.pending = 0
 	switch r.mode {
 	case ModeOp:
 		record(c, SeriesOf(op, Service, failed), serviceNs)
@@ -97,6 +103,8 @@ func (r *Recorder) MeasureLatency(op Op, serviceNs, intendedNs int64) {
 	}
 	r.mu.Lock()
 	c := r.cur
+	c.ops += r.pending
+	r.pending = 0
 	switch r.mode {
 	case ModeOp:
 		record(c, SeriesOf(op, Service, false), serviceNs)
@@ -119,13 +127,21 @@ func (r *Recorder) CountStatus(op Op, st adapters.Status) {
 	r.mu.Unlock()
 }
 
-// Done counts n completed transactions.
+// Done counts n completed transactions. The count reaches the reporter
+// with the worker's next measurement or Flush.
 func (r *Recorder) Done(n int64) {
 	if r.off {
 		return
 	}
+	r.pending += n
+}
+
+// Flush hands pending transaction counts to the reporter; workers call it
+// before they finish.
+func (r *Recorder) Flush() {
 	r.mu.Lock()
-	r.cur.ops += n
+	r.cur.ops += r.pending
+	r.pending = 0
 	r.mu.Unlock()
 }
 

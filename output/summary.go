@@ -113,11 +113,7 @@ func Lines(s *Summary) []Line {
 			out = append(out, timeseriesLines(name, sr, s)...)
 		}
 		if s.Verbose {
-			for _, b := range h.Distribution() {
-				if b.Count > 0 {
-					out = append(out, Line{name, strconv.FormatInt(nsToUs(b.To), 10), b.Count})
-				}
-			}
+			out = append(out, verboseLines(name, h)...)
 		}
 	}
 	for _, n := range s.Notes {
@@ -130,10 +126,16 @@ func opLines(name string, h *hdrhistogram.Histogram, s *Summary) []Line {
 	n := h.TotalCount()
 	out := []Line{{name, "Operations", n}}
 	if n == 0 {
+		// An op with return codes but no successful call: YCSB's empty
+		// HdrHistogram reports a mean of 0.0 and zero min, max and
+		// percentiles.
 		out = append(out,
-			Line{name, "AverageLatency(us)", math.NaN()},
+			Line{name, "AverageLatency(us)", 0.0},
 			Line{name, "MinLatency(us)", int64(0)},
 			Line{name, "MaxLatency(us)", int64(0)})
+		if s.Timeseries != nil {
+			return out
+		}
 		for _, p := range s.Percentiles {
 			out = append(out, Line{name, Ordinal(p) + "PercentileLatency(us)", int64(0)})
 		}
@@ -149,6 +151,34 @@ func opLines(name string, h *hdrhistogram.Histogram, s *Summary) []Line {
 	for _, p := range s.Percentiles {
 		out = append(out, Line{name, Ordinal(p) + "PercentileLatency(us)", nsToUs(h.ValueAtPercentile(p))})
 	}
+	return out
+}
+
+// verboseLines are YCSB's measurement.histogram.verbose lines: one
+// "[OP], <µs value>, <count>" per recorded value, the count written as a
+// double as YCSB's exporter does. Nanosecond buckets that print as the same
+// microsecond value are added together so that every value appears once.
+func verboseLines(name string, h *hdrhistogram.Histogram) []Line {
+	var out []Line
+	last := int64(-1)
+	var count int64
+	flush := func() {
+		if count > 0 {
+			out = append(out, Line{name, strconv.FormatInt(last, 10), float64(count)})
+		}
+	}
+	for _, b := range h.Distribution() {
+		if b.Count == 0 {
+			continue
+		}
+		us := nsToUs(b.To)
+		if us != last {
+			flush()
+			last, count = us, 0
+		}
+		count += b.Count
+	}
+	flush()
 	return out
 }
 

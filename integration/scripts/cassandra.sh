@@ -207,7 +207,8 @@ start_server() {
 	jamm="$(ls "$base"/lib/jamm-*.jar 2>/dev/null | head -n1 || true)"
 	# setsid detaches the JVM from the caller's process group and terminal so
 	# that it outlives this script; stdio goes to files so that a caller
-	# reading our stdout (e.g. Go's exec with pipes) is not held open by it.
+	# reading our stdout (e.g. Go's exec with pipes) is not held open by it;
+	# fd 9 (the lock) is closed so that the JVM does not hold the lock.
 	# The last three -D flags are test-only startup/shutdown speed-ups.
 	cd "$base"
 	setsid "$java" -Xms1G -Xmx1G -Xss256k -XX:+UseG1GC -XX:+ParallelRefProcEnabled \
@@ -219,7 +220,7 @@ start_server() {
 		-Dlogback.configurationFile="$base/conf/logback.xml" \
 		-Dcassandra.unsafesystem=true -Dcassandra.shutdown_announce_in_ms=0 \
 		-Dcassandra.skip_paxos_state_rebuild=true \
-		-cp "$base/lib/*" "$MAIN_CLASS" </dev/null >"$rundir/stdout.log" 2>&1 &
+		-cp "$base/lib/*" "$MAIN_CLASS" </dev/null >"$rundir/stdout.log" 2>&1 9>&- &
 	pid=$!
 	echo "$pid" >"$pidfile"
 	echo "cassandra.sh: started pid $pid with $java; waiting up to ${start_timeout}s" >&2
@@ -253,16 +254,18 @@ stop_server() {
 }
 
 mkdir -p "$base"
+# lock serialises concurrent starts/stops (e.g. two test packages at once).
+lock() {
+	exec 9>"$base/.lock"
+	flock -w $((start_timeout + 120)) 9 || die "timed out waiting for $base/.lock (another start or stop is running)"
+}
 case "${1:-}" in
 start)
-	# Serialise concurrent starts/stops (e.g. two test packages at once).
-	exec 9>"$base/.lock"
-	flock 9
+	lock
 	start_server
 	;;
 stop)
-	exec 9>"$base/.lock"
-	flock 9
+	lock
 	stop_server
 	;;
 status)

@@ -1,0 +1,299 @@
+// Package agent is the `ycsbctl agent` daemon: a gRPC server that runs one
+// benchmark at a time on behalf of a coordinator. It runs exactly what a
+// single-host `ycsbctl load|run` runs (bench.Prepare and the engine), with
+// the coordinator's share of the work, and streams every measured interval
+// back as HDR histograms.
+//
+// Failure model. The coordinator dials the agent and holds one Session
+// stream. Every message from the coordinator renews a lease (default
+// 15 s). If the stream breaks, the run goes on and intervals are kept until
+// the coordinator re-attaches (Hello.resume) and acknowledges them; if the
+// lease runs out first, the agent aborts the run by itself so that no
+// orphaned load keeps hammering a database.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ycsbctl/ycsbctl/clock"
+	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
+	"github.com/ycsbctl/ycsbctl/transport"
+	"github.com/ycsbctl/ycsbctl/version"
+)
+
+// DefaultLease is how long an agent keeps running without hearing from its
+// coordinator.
+const DefaultLease = 15 * time.Second
+
+// heartbeatEvery is the agent's heartbeat period; the coordinator declares
+// an agent lost after about three missed ones.
+const heartbeatEvery = time.Second
+
+// Config configures an agent.
+type Config struct {
+	// Listen is host:port; the port defaults to 7420. Without TLS the
+	// default host is 127.0.0.1.
+	Listen string
+	// TLS enables mutual TLS: the coordinator must present a certificate
+	// signed by TLS.CA.
+	TLS *transport.TLSFiles
+	// Token, when set, must be sent by the coordinator.
+	Token string
+	// Lease is how long a run survives without any message from its
+	// coordinator (DefaultLease when 0).
+	Lease time.Duration
+	Clock clock.Clock
+	Logf  func(format string, args ...any)
+	// AllowNonLoopback permits listening beyond loopback without TLS.
+	// Anyone who can reach such an agent can make it load any database it
+	// can reach, so the agent warns.
+	AllowNonLoopback bool
+	// Ready, if set, is called with the bound address once the agent
+	// accepts connections (useful with port 0).
+	Ready func(addr string)
+	// Version overrides version.Version in what this agent announces;
+	// tests use it to exercise the mismatch refusal.
+	Version string
+}
+
+// ListenAddr resolves the address to bind: default port, default host,
+// and the loopback rule for agents without TLS.
+func ListenAddr(cfg Config) (addr string, warning string, err error) {
+	l := cfg.Listen
+	if l == "" {
+		l = "127.0.0.1"
+		if cfg.TLS.Enabled() {
+			l = ""
+		}
+	}
+	host, port, err := net.SplitHostPort(l)
+	if err != nil {
+		host, port = l, strconv.Itoa(transport.DefaultPort)
+	}
+	addr = net.JoinHostPort(host, port)
+	if cfg.TLS.Enabled() {
+		return addr, "", nil
+	}
+	if isLoopback(host) {
+		return addr, "", nil
+	}
+	if !cfg.AllowNonLoopback {
+		return "", "", fmt.Errorf("--listen %s: without TLS the agent only listens on loopback (127.0.0.1); configure --tls-cert/--tls-key/--tls-ca, or pass --allow-non-loopback to accept unauthenticated connections from the network", l)
+	}
+	return addr, fmt.Sprintf("WARNING: agent listening on %s without TLS: anyone who can reach this port can run load against any database this host can reach", addr), nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Serve runs the agent until ctx is done. A run in progress is aborted
+// when the agent shuts down.
+func Serve(ctx context.Context, cfg Config) error {
+	if cfg.Lease <= 0 {
+		cfg.Lease = DefaultLease
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.NewReal()
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.Version == "" {
+		cfg.Version = version.Version
+	}
+	if err := cfg.TLS.Validate(); err != nil {
+		return err
+	}
+	addr, warn, err := ListenAddr(cfg)
+	if err != nil {
+		return err
+	}
+	self := transport.Identity{Version: cfg.Version, Protocol: version.Protocol}
+	opts, err := transport.ServerOptions(cfg.TLS, &transport.Guard{Token: cfg.Token, Self: self})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	if warn != "" {
+		cfg.Logf("%s", warn)
+	}
+	host, _ := os.Hostname()
+	s := &server{cfg: cfg, clk: cfg.Clock, self: self, hostname: host}
+	gs := grpc.NewServer(opts...)
+	pb.RegisterAgentServer(gs, s)
+	cfg.Logf("agent %s listening on %s (tls=%v, token=%v, lease=%s)", self, ln.Addr(), cfg.TLS.Enabled(), cfg.Token != "", cfg.Lease)
+	if cfg.Ready != nil {
+		cfg.Ready(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- gs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.shutdown("agent shutting down")
+	stopped := make(chan struct{})
+	go func() { gs.GracefulStop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(2 * time.Second):
+		gs.Stop()
+	}
+	return nil
+}
+
+type server struct {
+	pb.UnimplementedAgentServer
+	cfg      Config
+	clk      clock.Clock
+	self     transport.Identity
+	hostname string
+
+	mu  sync.Mutex
+	run *run
+}
+
+// Ping implements the clock-offset probe. Both timestamps are taken as
+// close to the wire as the handler allows; the coordinator uses the
+// sample with the smallest round trip.
+func (s *server) Ping(ctx context.Context, req *pb.PingRequest) (*pb.PingResponse, error) {
+	recv := s.clk.Now().UnixNano()
+	resp := &pb.PingResponse{AgentReceiveUnixNs: recv, Version: s.self.Version, Protocol: s.self.Protocol, Hostname: s.hostname}
+	s.mu.Lock()
+	if r := s.run; r != nil {
+		resp.BusyRun, resp.BusyCoordinator = r.id, r.coordinator
+	}
+	s.mu.Unlock()
+	resp.AgentSendUnixNs = s.clk.Now().UnixNano()
+	return resp, nil
+}
+
+func (s *server) shutdown(reason string) {
+	s.mu.Lock()
+	r := s.run
+	s.mu.Unlock()
+	if r != nil {
+		r.end(reason, true)
+	}
+}
+
+// drop forgets r if it is still the current run.
+func (s *server) drop(r *run) {
+	s.mu.Lock()
+	if s.run == r {
+		s.run = nil
+	}
+	s.mu.Unlock()
+}
+
+// Session implements the run stream.
+func (s *server) Session(stream pb.Agent_SessionServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	hello := first.GetHello()
+	if hello == nil {
+		return status.Error(codes.InvalidArgument, "the first message of a session must be Hello")
+	}
+	peer := transport.Identity{Version: hello.Version, Protocol: hello.Protocol}
+	if peer != s.self {
+		return status.Error(codes.FailedPrecondition, transport.VersionMismatch(peer, s.self).Error())
+	}
+	if hello.RunId == "" {
+		return status.Error(codes.InvalidArgument, "Hello without a run id")
+	}
+	s.mu.Lock()
+	r := s.run
+	switch {
+	case hello.Resume && (r == nil || r.id != hello.RunId):
+		s.mu.Unlock()
+		return status.Errorf(codes.NotFound, "no run %s on this agent (it was released, its %s lease expired, or the agent restarted)", hello.RunId, s.cfg.Lease)
+	case !hello.Resume && r != nil:
+		s.mu.Unlock()
+		return status.Errorf(codes.FailedPrecondition, "busy: running run %s for %s", r.id, r.coordinator)
+	case !hello.Resume:
+		r = newRun(s, hello)
+		s.run = r
+		s.cfg.Logf("run %s: accepted from %s as agent %d", r.id, r.coordinator, r.index)
+	default:
+		s.cfg.Logf("run %s: coordinator re-attached", r.id)
+	}
+	s.mu.Unlock()
+	r.touch()
+
+	sess := newSession(stream)
+	r.attach(sess, &pb.AgentMsg{Msg: &pb.AgentMsg_Hello{Hello: &pb.HelloReply{
+		Version: s.self.Version, Protocol: s.self.Protocol, Hostname: s.hostname, Pid: int32(os.Getpid()), State: r.getState(),
+	}}})
+	defer r.detach(sess)
+	go sess.sendLoop()
+	go r.heartbeats(sess)
+	// Receive on a separate goroutine so that the handler can also return
+	// when the session is dropped from our side (replaced by a resumed
+	// stream, or a send queue overflow): returning is what ends a gRPC
+	// server stream.
+	msgs := make(chan *pb.CoordinatorMsg)
+	errc := make(chan error, 1)
+	go func() {
+		for {
+			m, err := stream.Recv()
+			if err != nil {
+				errc <- err
+				return
+			}
+			select {
+			case msgs <- m:
+			case <-sess.ctx.Done():
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-sess.ctx.Done():
+			return status.Error(codes.Aborted, "session closed by the agent")
+		case err := <-errc:
+			if r.isDone() {
+				return nil
+			}
+			s.cfg.Logf("run %s: stream from coordinator ended (%v); run continues for up to %s waiting for it to re-attach", r.id, errString(err), s.cfg.Lease)
+			return nil
+		case m := <-msgs:
+			r.touch()
+			if done := r.handle(m); done {
+				return nil
+			}
+		}
+	}
+}
+
+func errString(err error) string {
+	if st, ok := status.FromError(err); ok {
+		return st.Code().String() + ": " + st.Message()
+	}
+	if errors.Is(err, context.Canceled) {
+		return "canceled"
+	}
+	return err.Error()
+}

@@ -1,0 +1,460 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ycsbctl/ycsbctl/bench"
+	"github.com/ycsbctl/ycsbctl/clock"
+	"github.com/ycsbctl/ycsbctl/engine"
+	"github.com/ycsbctl/ycsbctl/measurement"
+	"github.com/ycsbctl/ycsbctl/properties"
+	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
+	"github.com/ycsbctl/ycsbctl/transport"
+)
+
+// run is the one benchmark an agent holds, from Hello to Release (or
+// lease expiry). It outlives sessions: a broken stream detaches it, a
+// resumed one attaches again.
+type run struct {
+	srv         *server
+	clk         clock.Clock
+	id          string
+	coordinator string
+	index       int32
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	lastHeard atomic.Int64 // clk.Nanotime of the last coordinator message
+	warmupOps atomic.Int64
+	lagNs     atomic.Int64
+	limitSet  atomic.Bool
+	limit     atomic.Int64
+
+	mu       sync.Mutex
+	state    pb.RunState
+	sess     *session
+	prepared *bench.Prepared
+	// pending holds interval records not yet acknowledged, by seq; they
+	// are resent, in order, to every newly attached session.
+	pending    map[int64]*pb.AgentMsg
+	started    *pb.AgentMsg
+	final      *pb.AgentMsg
+	finalAcked bool
+	done       bool
+	cpuLast    float64
+	cpuStart   float64
+	closedOnce sync.Once
+}
+
+func newRun(s *server, h *pb.Hello) *run {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &run{srv: s, clk: s.clk, id: h.RunId, coordinator: h.Coordinator, index: h.AgentIndex,
+		ctx: ctx, cancel: cancel, state: pb.RunState_RUN_STATE_IDLE, pending: map[int64]*pb.AgentMsg{}}
+	r.touch()
+	go r.watchLease()
+	return r
+}
+
+func (r *run) logf(format string, args ...any) {
+	r.srv.cfg.Logf("run %s: "+format, append([]any{r.id}, args...)...)
+}
+
+func (r *run) touch() { r.lastHeard.Store(r.clk.Nanotime()) }
+
+func (r *run) getState() pb.RunState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state
+}
+
+func (r *run) isDone() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.done
+}
+
+// attach makes sess the run's stream: the hello reply first, then every
+// message the coordinator may have missed, in order, so that a resumed
+// coordinator sees exactly what a never-disconnected one would have.
+func (r *run) attach(sess *session, hello *pb.AgentMsg) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old := r.sess; old != nil {
+		old.close()
+	}
+	r.sess = sess
+	sess.enqueue(hello)
+	if r.started != nil {
+		sess.enqueue(r.started)
+	}
+	seqs := make([]int64, 0, len(r.pending))
+	for s := range r.pending {
+		seqs = append(seqs, s)
+	}
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	for _, s := range seqs {
+		sess.enqueue(r.pending[s])
+	}
+	if r.final != nil && !r.finalAcked {
+		sess.enqueue(r.final)
+	}
+}
+
+func (r *run) detach(sess *session) {
+	r.mu.Lock()
+	if r.sess == sess {
+		r.sess = nil
+	}
+	r.mu.Unlock()
+	sess.close()
+}
+
+// send queues m on the attached session, if any; unacknowledged messages
+// are kept by the caller for resending.
+func (r *run) sendLocked(m *pb.AgentMsg) {
+	if r.sess != nil {
+		r.sess.enqueue(m)
+	}
+}
+
+func (r *run) send(m *pb.AgentMsg) {
+	r.mu.Lock()
+	r.sendLocked(m)
+	r.mu.Unlock()
+}
+
+// watchLease aborts the run when the coordinator has been silent for the
+// lease. Load against a database must never outlive its coordinator by
+// more than that.
+func (r *run) watchLease() {
+	lease := int64(r.srv.cfg.Lease)
+	tick := r.srv.cfg.Lease / 20
+	if tick > 250*time.Millisecond {
+		tick = 250 * time.Millisecond
+	}
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-r.clk.After(tick):
+		}
+		if silent := r.clk.Nanotime() - r.lastHeard.Load(); silent > lease {
+			r.end(fmt.Sprintf("no word from coordinator %s for %s (lease)", r.coordinator, time.Duration(silent).Round(time.Millisecond)), true)
+			return
+		}
+	}
+}
+
+// end stops the run for good: aborts the load if it is running, closes
+// the database once the workers are gone, and frees the agent.
+func (r *run) end(reason string, abort bool) {
+	r.mu.Lock()
+	if r.done {
+		r.mu.Unlock()
+		return
+	}
+	r.done = true
+	p := r.prepared
+	state := r.state
+	if r.sess != nil {
+		r.sess.close()
+		r.sess = nil
+	}
+	r.mu.Unlock()
+	if abort && state == pb.RunState_RUN_STATE_RUNNING {
+		r.logf("aborting load: %s", reason)
+	} else {
+		r.logf("released (%s)", reason)
+	}
+	if p != nil {
+		if state == pb.RunState_RUN_STATE_RUNNING {
+			p.Runner.Abort(reason)
+			<-p.Runner.Done()
+		}
+		if err := p.Close(); err != nil {
+			r.logf("closing database: %v", err)
+		}
+	}
+	r.cancel()
+	r.srv.drop(r)
+	if abort && state == pb.RunState_RUN_STATE_RUNNING {
+		r.logf("load stopped")
+	}
+}
+
+// handle processes one coordinator message; it returns true when the
+// session should end.
+func (r *run) handle(m *pb.CoordinatorMsg) bool {
+	switch x := m.Msg.(type) {
+	case *pb.CoordinatorMsg_Prepare:
+		r.mu.Lock()
+		if r.state != pb.RunState_RUN_STATE_IDLE {
+			r.mu.Unlock()
+			r.send(failed(r.index, "prepare", "already prepared"))
+			return false
+		}
+		r.state = pb.RunState_RUN_STATE_PREPARING
+		r.mu.Unlock()
+		go r.prepare(x.Prepare)
+	case *pb.CoordinatorMsg_Start:
+		r.start(x.Start)
+	case *pb.CoordinatorMsg_Heartbeat:
+		if v := x.Heartbeat.AcknowledgedKeyLimit; v != nil {
+			r.limit.Store(*v)
+			r.limitSet.Store(true)
+			r.mu.Lock()
+			if p := r.prepared; p != nil {
+				p.Runner.SetExternalLimit(*v)
+			}
+			r.mu.Unlock()
+		}
+	case *pb.CoordinatorMsg_Ack:
+		r.mu.Lock()
+		for _, s := range x.Ack.Seqs {
+			delete(r.pending, s)
+		}
+		if x.Ack.Final {
+			r.finalAcked = true
+		}
+		r.mu.Unlock()
+	case *pb.CoordinatorMsg_Stop:
+		r.stop(x.Stop)
+	case *pb.CoordinatorMsg_Release:
+		r.end("coordinator released the run", false)
+		return true
+	case *pb.CoordinatorMsg_Hello:
+		r.send(failed(r.index, "session", "unexpected second Hello"))
+	}
+	return false
+}
+
+func failed(idx int32, stage, reason string) *pb.AgentMsg {
+	return &pb.AgentMsg{Msg: &pb.AgentMsg_Failed{Failed: &pb.Failed{AgentIndex: idx, Stage: stage, Reason: reason}}}
+}
+
+func (r *run) prepare(m *pb.Prepare) {
+	var phase engine.Phase
+	switch m.Phase {
+	case pb.Phase_PHASE_LOAD:
+		phase = engine.Load
+	case pb.Phase_PHASE_RUN:
+		phase = engine.Run
+	default:
+		r.failPrepare(fmt.Errorf("unknown phase %v", m.Phase))
+		return
+	}
+	props := properties.FromMap(m.Properties)
+	r.logf("preparing %s %s (agent %d of %d)", phase, m.Db, m.AgentIndex, m.AgentCount)
+	p, err := bench.Prepare(r.ctx, m.Db, props, phase, r.clk, func(f string, a ...any) { r.logf(f, a...) }, r)
+	if err != nil {
+		r.failPrepare(err)
+		return
+	}
+	r.mu.Lock()
+	if r.done {
+		r.mu.Unlock()
+		_ = p.Close()
+		return
+	}
+	r.prepared = p
+	r.state = pb.RunState_RUN_STATE_READY
+	if r.limitSet.Load() {
+		p.Runner.SetExternalLimit(r.limit.Load())
+	}
+	r.sendLocked(&pb.AgentMsg{Msg: &pb.AgentMsg_Prepared{Prepared: &pb.Prepared{
+		AgentIndex: r.index, Threads: int32(p.Runner.Threads()), OperationCount: p.Settings.OpCount,
+	}}})
+	r.mu.Unlock()
+}
+
+func (r *run) failPrepare(err error) {
+	r.logf("prepare failed: %v", err)
+	r.mu.Lock()
+	r.state = pb.RunState_RUN_STATE_FINISHED
+	r.sendLocked(failed(r.index, "prepare", err.Error()))
+	r.mu.Unlock()
+}
+
+func (r *run) start(m *pb.Start) {
+	r.mu.Lock()
+	if r.state != pb.RunState_RUN_STATE_READY {
+		st := r.state
+		r.mu.Unlock()
+		if st != pb.RunState_RUN_STATE_RUNNING && st != pb.RunState_RUN_STATE_FINISHED {
+			r.send(failed(r.index, "start", fmt.Sprintf("cannot start in state %v", st)))
+		}
+		return
+	}
+	r.state = pb.RunState_RUN_STATE_RUNNING
+	p := r.prepared
+	r.cpuStart = cpuSeconds()
+	r.cpuLast = r.cpuStart
+	r.mu.Unlock()
+
+	at := time.Unix(0, m.StartUnixNs)
+	r.logf("starting at %s (in %s)", at.Format("15:04:05.000"), at.Sub(r.clk.Now()).Round(time.Millisecond))
+	p.Runner.Start(at)
+	// Observe the start on the same clock and timer path the engine uses,
+	// so the coordinator can report how late this agent actually began.
+	go func() {
+		if err := r.clk.SleepUntil(r.ctx, clock.WallAt(r.clk, at)); err != nil {
+			return
+		}
+		now := r.clk.Now().UnixNano()
+		msg := &pb.AgentMsg{Msg: &pb.AgentMsg_Started{Started: &pb.Started{AgentIndex: r.index, StartedUnixNs: now}}}
+		r.mu.Lock()
+		r.started = msg
+		r.sendLocked(msg)
+		r.mu.Unlock()
+	}()
+	go r.awaitResult(p)
+}
+
+func (r *run) awaitResult(p *bench.Prepared) {
+	res := p.Runner.Wait()
+	cpu := cpuSeconds()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := &pb.Final{
+		AgentIndex: r.index, StartUnixNs: res.StartNs, EndUnixNs: res.EndNs, RuntimeNs: int64(res.RunTime),
+		Operations: res.Total.Ops, WarmupOps: res.WarmupOps, Intervals: res.Intervals, Stopped: res.Stopped,
+		CpuSeconds: cpu - r.cpuStart, Threads: int32(p.Runner.Threads()),
+	}
+	r.state = pb.RunState_RUN_STATE_FINISHED
+	r.final = &pb.AgentMsg{Msg: &pb.AgentMsg_Final{Final: f}}
+	r.logf("finished: %d operations in %s, %d intervals%s", f.Operations, res.RunTime.Round(time.Millisecond), f.Intervals, stoppedSuffix(f.Stopped))
+	r.sendLocked(r.final)
+}
+
+func stoppedSuffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (stopped: " + s + ")"
+}
+
+func (r *run) stop(m *pb.Stop) {
+	r.mu.Lock()
+	state := r.state
+	p := r.prepared
+	if state == pb.RunState_RUN_STATE_READY || state == pb.RunState_RUN_STATE_IDLE || state == pb.RunState_RUN_STATE_PREPARING {
+		// Never started: report an empty final so the coordinator is not
+		// left waiting for intervals that will not come.
+		r.state = pb.RunState_RUN_STATE_FINISHED
+		r.final = &pb.AgentMsg{Msg: &pb.AgentMsg_Final{Final: &pb.Final{AgentIndex: r.index, Stopped: m.Reason}}}
+		r.sendLocked(r.final)
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	if state != pb.RunState_RUN_STATE_RUNNING || p == nil {
+		return
+	}
+	if m.Abort {
+		r.logf("abort requested: %s", m.Reason)
+		p.Runner.Abort(m.Reason)
+	} else {
+		r.logf("stop requested: %s", m.Reason)
+		p.Runner.Stop(m.Reason)
+	}
+}
+
+// OnInterval implements engine.Observer: every measured interval becomes
+// a record, kept until acknowledged. It runs on the engine's reporter
+// goroutine, so it only encodes and queues.
+func (r *run) OnInterval(iv, _ *measurement.Interval, p engine.Progress) {
+	r.lagNs.Store(int64(p.Lag))
+	if p.Warmup {
+		r.warmupOps.Store(p.WarmupOps)
+		return
+	}
+	rec, err := transport.RecordFromInterval(r.index, iv)
+	if err != nil {
+		r.logf("encoding interval %d: %v", iv.Seq, err)
+		return
+	}
+	cpu := cpuSeconds()
+	rec.LagNs = int64(p.Lag)
+	rec.Final = p.Final
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec.CpuSeconds = cpu - r.cpuLast
+	if rec.CpuSeconds < 0 {
+		rec.CpuSeconds = 0
+	}
+	r.cpuLast = cpu
+	if r.prepared != nil {
+		rec.LocalInsertsAcknowledged = r.prepared.Workload.LocalInsertsAcknowledged()
+	}
+	m := &pb.AgentMsg{Msg: &pb.AgentMsg_Interval{Interval: rec}}
+	r.pending[rec.Seq] = m
+	r.sendLocked(m)
+}
+
+// heartbeats sends a heartbeat every second while sess is attached.
+func (r *run) heartbeats(sess *session) {
+	for {
+		select {
+		case <-sess.ctx.Done():
+			return
+		case <-r.clk.After(heartbeatEvery):
+		}
+		hb := &pb.Heartbeat{SentUnixNs: r.clk.Now().UnixNano(), WarmupOps: r.warmupOps.Load(), LagNs: r.lagNs.Load()}
+		r.mu.Lock()
+		hb.State = r.state
+		if r.prepared != nil {
+			hb.LocalInsertsAcknowledged = r.prepared.Workload.LocalInsertsAcknowledged()
+		}
+		if r.sess == sess {
+			sess.enqueue(&pb.AgentMsg{Msg: &pb.AgentMsg_Heartbeat{Heartbeat: hb}})
+		}
+		r.mu.Unlock()
+	}
+}
+
+// session is one attached stream with its own sender goroutine (a gRPC
+// stream must not be written from two goroutines).
+type session struct {
+	stream pb.Agent_SessionServer
+	out    chan *pb.AgentMsg
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newSession(stream pb.Agent_SessionServer) *session {
+	ctx, cancel := context.WithCancel(stream.Context())
+	return &session{stream: stream, out: make(chan *pb.AgentMsg, 4096), ctx: ctx, cancel: cancel}
+}
+
+// enqueue never blocks the engine: if the coordinator reads so slowly
+// that the queue fills, the session is dropped; everything unacknowledged
+// is resent when it re-attaches.
+func (s *session) enqueue(m *pb.AgentMsg) {
+	select {
+	case s.out <- m:
+	default:
+		s.cancel()
+	}
+}
+
+func (s *session) close() { s.cancel() }
+
+func (s *session) sendLoop() {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case m := <-s.out:
+			if err := s.stream.Send(m); err != nil {
+				s.cancel()
+				return
+			}
+		}
+	}
+}

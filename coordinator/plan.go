@@ -1,0 +1,187 @@
+package coordinator
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/ycsbctl/ycsbctl/bench"
+	"github.com/ycsbctl/ycsbctl/coreworkload"
+	"github.com/ycsbctl/ycsbctl/engine"
+	"github.com/ycsbctl/ycsbctl/properties"
+)
+
+// Plan is how one run is divided among agents. It is a pure function of
+// the configuration and the agent order (NewPlan), so a re-run with the
+// same flags gives every agent the same share, and it is recorded in
+// run.json.
+type Plan struct {
+	Phase engine.Phase `json:"-"`
+	// PhaseName is "load" or "run".
+	PhaseName string `json:"phase"`
+	// Cluster-wide totals, as the user configured them.
+	RecordCount    int64   `json:"recordcount"`
+	InsertStart    int64   `json:"insertstart"`
+	InsertCount    int64   `json:"insertcount"`
+	OperationCount int64   `json:"operationcount"`
+	Target         float64 `json:"target"`
+	WarmupOps      int64   `json:"warmupops"`
+	// ThreadsPerAgent is `threadcount`: YCSB's thread count is per
+	// client process, and an agent is a client process.
+	ThreadsPerAgent int           `json:"threads_per_agent"`
+	Interval        time.Duration `json:"interval_ns"`
+	Agents          []AgentPlan   `json:"agents"`
+}
+
+// AgentPlan is one agent's share.
+type AgentPlan struct {
+	Index   int    `json:"index"`
+	Address string `json:"address"`
+	// InsertStart/InsertCount: load phase, the agent's contiguous slice of
+	// the key range; run phase, the whole configured range (reads go
+	// anywhere).
+	InsertStart    int64   `json:"insertstart"`
+	InsertCount    int64   `json:"insertcount"`
+	OperationCount int64   `json:"operationcount"`
+	Target         float64 `json:"target"`
+	WarmupOps      int64   `json:"warmupops"`
+	// Props is the complete property set sent to the agent.
+	Props map[string]string `json:"-"`
+}
+
+// share splits n into k parts, the first n%k parts one larger (YCSB's
+// rule for splitting operations over threads).
+func share(n int64, k, i int) int64 {
+	if n <= 0 {
+		return 0
+	}
+	s := n / int64(k)
+	if int64(i) < n%int64(k) {
+		s++
+	}
+	return s
+}
+
+// NewPlan divides a validated configuration among agents, in the given
+// order. The properties must already have passed bench.Validate.
+func NewPlan(props *properties.Properties, phase engine.Phase, agents []string, interval time.Duration) (*Plan, error) {
+	n := len(agents)
+	if n == 0 {
+		return nil, fmt.Errorf("no agents (--agents)")
+	}
+	s, err := bench.ParseSettings(props, phase)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := coreworkload.ParseConfig(props)
+	if err != nil {
+		return nil, err
+	}
+	if interval <= 0 {
+		interval = s.StatusInterval
+	}
+	p := &Plan{
+		Phase: phase, PhaseName: phase.String(),
+		RecordCount: cfg.RecordCount, InsertStart: cfg.InsertStart, InsertCount: cfg.InsertCount,
+		OperationCount: s.OpCount, Target: s.Target, WarmupOps: s.WarmupOps,
+		ThreadsPerAgent: s.Threads, Interval: interval,
+	}
+	timed := s.MaxExecution > 0
+	// An agent with a zero budget would run without limit (the engine's
+	// "0 = unlimited"), so a budget smaller than the agent count is an
+	// error rather than a silently unbounded agent.
+	if s.OpCount > 0 && s.OpCount < int64(n) {
+		prop := coreworkload.PropOperationCount
+		if phase == engine.Load {
+			prop = coreworkload.PropInsertCount
+		}
+		return nil, &properties.Error{Property: prop, Value: strconv.FormatInt(s.OpCount, 10),
+			Expected: fmt.Sprintf("at least one operation per agent (%d agents)", n)}
+	}
+	if phase == engine.Load && s.OpCount == 0 && !timed {
+		return nil, &properties.Error{Property: coreworkload.PropInsertCount, Value: "0", Expected: "a positive number of records to load"}
+	}
+	for i := 0; i < n; i++ {
+		a := AgentPlan{Index: i, Address: agents[i]}
+		a.OperationCount = share(s.OpCount, n, i)
+		a.WarmupOps = share(s.WarmupOps, n, i)
+		a.Target = splitTarget(s.Target, n, i)
+		if phase == engine.Load {
+			// Contiguous slices: agent i loads [start_i, start_i+count_i).
+			a.InsertCount = share(cfg.InsertCount, n, i)
+			a.InsertStart = cfg.InsertStart
+			for j := 0; j < i; j++ {
+				a.InsertStart += share(cfg.InsertCount, n, j)
+			}
+		} else {
+			a.InsertStart, a.InsertCount = cfg.InsertStart, cfg.InsertCount
+		}
+		a.Props = agentProps(props, phase, a, n, interval)
+		p.Agents = append(p.Agents, a)
+	}
+	return p, nil
+}
+
+// splitTarget divides an ops/s target. Whole-number targets split like
+// operation counts (integers, remainder to the first agents) so per-agent
+// targets read like YCSB's; a target smaller than the agent count, or a
+// fractional one, is divided evenly instead, because an integer share of
+// 0 would mean "unthrottled" to the engine.
+func splitTarget(t float64, n, i int) float64 {
+	if t <= 0 {
+		return 0
+	}
+	if t == math.Trunc(t) && t >= float64(n) && t < 1<<53 {
+		return float64(share(int64(t), n, i))
+	}
+	return t / float64(n)
+}
+
+func agentProps(base *properties.Properties, phase engine.Phase, a AgentPlan, n int, interval time.Duration) map[string]string {
+	p := base.Map()
+	set := func(k string, v int64) { p[k] = strconv.FormatInt(v, 10) }
+	if phase == engine.Load {
+		set(coreworkload.PropInsertStart, a.InsertStart)
+		set(coreworkload.PropInsertCount, a.InsertCount)
+	} else {
+		set(coreworkload.PropOperationCount, a.OperationCount)
+	}
+	if a.Target > 0 {
+		p[bench.PropTarget] = strconv.FormatFloat(a.Target, 'g', -1, 64)
+	}
+	if _, ok := p[bench.PropWarmupOps]; ok {
+		set(bench.PropWarmupOps, a.WarmupOps)
+	}
+	// Run-phase inserts of agent i use key numbers recordcount + k*n + i,
+	// so agents never insert the same key (YCSB's multi-client problem).
+	set(coreworkload.PropInsertStripeIndex, int64(a.Index))
+	set(coreworkload.PropInsertStripeCount, int64(n))
+	p[bench.PropStatusInterval] = strconv.FormatFloat(interval.Seconds(), 'g', -1, 64)
+	return p
+}
+
+// ClusterLimit combines agents' contiguous acknowledged run-phase insert
+// counts into the cluster-wide highest readable key number. With striping,
+// agent i's k-th insert is key recordcount + k*n + i; if every agent has
+// at least m inserts acknowledged, all keys below recordcount + m*n exist,
+// and the next ones exist for the leading agents that have more than m.
+func ClusterLimit(recordCount int64, acked []int64) int64 {
+	if len(acked) == 0 {
+		return recordCount - 1
+	}
+	m := acked[0]
+	for _, a := range acked {
+		if a < m {
+			m = a
+		}
+	}
+	limit := recordCount - 1 + m*int64(len(acked))
+	for _, a := range acked {
+		if a <= m {
+			break
+		}
+		limit++
+	}
+	return limit
+}
