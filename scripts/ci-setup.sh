@@ -19,5 +19,6 @@ if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ]; then
 fi
 python3 -c 'import hdrh' 2>/dev/null || timeout 300 python3 -m pip install -q hdrhistogram >/dev/null 2>&1 \
   || echo "ci-setup: could not install the hdrh Python package (its interoperability test will skip)"
+python3 -c "import ansible" 2>/dev/null || timeout 300 python3 -m pip install -q ansible-core >/dev/null 2>&1 || echo "ci-setup: could not install ansible-core (the playbook syntax test will skip)"
 command -v mvn >/dev/null || echo "ci-setup: WARNING: mvn not found; Cassandra/HBase integration tests need it"
 exit 0

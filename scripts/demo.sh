@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: build ycsbctl, load 100,000 records of
 # YCSB workload A into the embedded store (a temp directory), then run
-# 1,000,000 operations with 8 threads and a status line every 2 seconds.
+# 500,000 operations with 8 threads and a status line every 2 seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x bin/ycsbctl ] || make build
@@ -10,5 +10,5 @@ common=(-P workloada -p recordcount=100000 -p embedded.dir="$dir" -p status.inte
 echo "== load (embedded store in $dir)"
 bin/ycsbctl load embedded "${common[@]}"
 echo "== run"
-bin/ycsbctl run embedded "${common[@]}" -p operationcount=1000000
+bin/ycsbctl run embedded "${common[@]}" -p operationcount=500000
 rm -rf "$dir"

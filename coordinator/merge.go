@@ -1,0 +1,122 @@
+package coordinator
+
+import (
+	"github.com/ycsbctl/ycsbctl/measurement"
+	"github.com/ycsbctl/ycsbctl/transport"
+)
+
+// merger combines agents' interval records into one global interval per
+// sequence number and a cumulative view. All histograms share one
+// geometry, so the merge is exact: the merged percentiles are those of a
+// single histogram of every agent's values.
+//
+// Memory stays flat over long runs: a per-seq merge exists only until the
+// seq is sealed (every live agent delivered it), then it is folded into
+// the cumulative view and handed to observers. Per-agent detail for
+// run.json and the .hlog is rebuilt from the spool at the end.
+type merger struct {
+	n   int
+	cum *measurement.Interval
+	// open holds unsealed seqs.
+	open map[int64]*seqMerge
+	// nextSeal is the lowest seq not yet sealed.
+	nextSeal int64
+	// seen de-duplicates by (agent, seq): a record resent after a
+	// reconnect must count once.
+	seen []map[int64]struct{}
+	// late counts records that arrived after their seq was sealed; they
+	// are in the cumulative view and the bundle, not in the printed line.
+	late int
+}
+
+type seqMerge struct {
+	iv  *measurement.Interval
+	got []bool
+	// lag and cpu are the worst lag and the summed agent CPU.
+	lagNs int64
+	cpu   float64
+	count int
+}
+
+func newMerger(n int) *merger {
+	m := &merger{n: n, cum: measurement.NewInterval(0, 0, 0), open: map[int64]*seqMerge{}, nextSeal: 1, seen: make([]map[int64]struct{}, n)}
+	for i := range m.seen {
+		m.seen[i] = map[int64]struct{}{}
+	}
+	return m
+}
+
+// has reports whether agent already delivered seq.
+func (m *merger) has(agent int, seq int64) bool {
+	_, ok := m.seen[agent][seq]
+	return ok
+}
+
+// add merges a decoded record whose times are already on the
+// coordinator's clock. It returns false for a duplicate.
+func (m *merger) add(agent int, d *transport.Decoded, startNs, endNs int64) (bool, error) {
+	if m.has(agent, d.Seq) {
+		return false, nil
+	}
+	if d.Seq < m.nextSeal {
+		// Late: its seq was already printed; keep the totals exact.
+		if err := d.AddTo(m.cum); err != nil {
+			return false, err
+		}
+		widen(m.cum, startNs, endNs)
+		m.seen[agent][d.Seq] = struct{}{}
+		m.late++
+		return true, nil
+	}
+	s := m.open[d.Seq]
+	if s == nil {
+		s = &seqMerge{iv: measurement.NewInterval(d.Seq, startNs, endNs), got: make([]bool, m.n)}
+		m.open[d.Seq] = s
+	}
+	if err := d.AddTo(s.iv); err != nil {
+		return false, err
+	}
+	widen(s.iv, startNs, endNs)
+	s.got[agent] = true
+	s.count++
+	if d.LagNs > s.lagNs {
+		s.lagNs = d.LagNs
+	}
+	s.cpu += d.CPUSeconds
+	m.seen[agent][d.Seq] = struct{}{}
+	return true, nil
+}
+
+func widen(iv *measurement.Interval, startNs, endNs int64) {
+	if iv.StartNs == 0 || startNs < iv.StartNs {
+		iv.StartNs = startNs
+	}
+	if endNs > iv.EndNs {
+		iv.EndNs = endNs
+	}
+}
+
+// sealable reports, for the next seq, whether it can be sealed: expect(a)
+// says whether agent a may still deliver that seq.
+func (m *merger) sealable(expect func(agent int, seq int64) bool) bool {
+	s := m.open[m.nextSeal]
+	for a := 0; a < m.n; a++ {
+		if s != nil && s.got[a] {
+			continue
+		}
+		if expect(a, m.nextSeal) {
+			return false
+		}
+	}
+	return s != nil
+}
+
+// seal folds the next seq into the cumulative view and returns it.
+func (m *merger) seal() *seqMerge {
+	s := m.open[m.nextSeal]
+	delete(m.open, m.nextSeal)
+	m.nextSeal++
+	m.cum.Add(s.iv)
+	m.cum.Seq = 0
+	return s
+}

@@ -1,0 +1,168 @@
+package coordinator
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/measurement"
+	"github.com/ycsbctl/ycsbctl/transport"
+)
+
+// agentInterval builds what an agent's engine would hand to its observer.
+func agentInterval(r *rand.Rand, seq int64, n int, scale float64, into *measurement.Interval) *measurement.Interval {
+	iv := measurement.NewInterval(seq, seq*1e9, (seq+1)*1e9)
+	for i := 0; i < n; i++ {
+		op := measurement.Op(r.IntN(3))
+		v := int64(math.Exp(r.NormFloat64()*1.2+scale)) + 1
+		s := measurement.SeriesOf(op, measurement.Service, false)
+		if iv.Hist[s] == nil {
+			iv.Hist[s] = measurement.NewHistogram()
+		}
+		if into.Hist[s] == nil {
+			into.Hist[s] = measurement.NewHistogram()
+		}
+		_ = iv.Hist[s].RecordValue(v)
+		_ = into.Hist[s].RecordValue(v)
+		iv.Returns[op][adapters.OK]++
+		iv.Ops++
+	}
+	into.Ops += iv.Ops
+	return iv
+}
+
+// wire round-trips an interval through the record encoding, as the
+// coordinator receives it.
+func wire(t testing.TB, agent int, iv *measurement.Interval) *transport.Decoded {
+	rec, err := transport.RecordFromInterval(int32(agent), iv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d transport.Decoded
+	if err := transport.DecodeRecord(rec, &d); err != nil {
+		t.Fatal(err)
+	}
+	return &d
+}
+
+func TestMergeIsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const agents, seqs = 3, 4
+	m := newMerger(agents)
+	// reference: one histogram per series of every value of every agent.
+	ref := measurement.NewInterval(0, 0, 0)
+	perSeqRef := make([]*measurement.Interval, seqs+1)
+	for seq := int64(1); seq <= seqs; seq++ {
+		perSeqRef[seq] = measurement.NewInterval(0, 0, 0)
+		for a := 0; a < agents; a++ {
+			// Agents with very different latency profiles, so that
+			// averaging per-agent percentiles would be visibly wrong.
+			iv := agentInterval(r, seq, 2000+r.IntN(2000), float64(8+3*a), perSeqRef[seq])
+			if ok, err := m.add(a, wire(t, a, iv), iv.StartNs, iv.EndNs); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+		}
+		ref.Add(perSeqRef[seq])
+		all := func(int, int64) bool { return true }
+		if !m.sealable(all) {
+			t.Fatalf("seq %d not sealable with every agent in", seq)
+		}
+		s := m.seal()
+		for sr, h := range perSeqRef[seq].Hist {
+			if h == nil {
+				continue
+			}
+			got := s.iv.Hist[sr]
+			if got == nil || !got.Equals(h) {
+				t.Fatalf("seq %d series %s: merged histogram differs", seq, measurement.Series(sr).Name())
+			}
+			for _, p := range []float64{50, 90, 99, 99.9, 100} {
+				if got.ValueAtPercentile(p) != h.ValueAtPercentile(p) {
+					t.Fatalf("p%v differs", p)
+				}
+			}
+		}
+		if s.iv.Ops != perSeqRef[seq].Ops {
+			t.Fatalf("ops %d vs %d", s.iv.Ops, perSeqRef[seq].Ops)
+		}
+	}
+	for sr, h := range ref.Hist {
+		if h != nil && !m.cum.Hist[sr].Equals(h) {
+			t.Fatalf("cumulative %s differs", measurement.Series(sr).Name())
+		}
+	}
+	if m.cum.Ops != ref.Ops || m.cum.Returns != ref.Returns {
+		t.Fatalf("cumulative ops/returns differ")
+	}
+}
+
+func TestMergeDeduplicatesBySeq(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	m := newMerger(2)
+	ref := measurement.NewInterval(0, 0, 0)
+	iv1 := agentInterval(r, 1, 100, 9, ref)
+	iv2 := agentInterval(r, 1, 50, 9, ref)
+	d1 := wire(t, 0, iv1)
+	if ok, _ := m.add(0, d1, 1, 2); !ok {
+		t.Fatal("first delivery rejected")
+	}
+	// A resend after a reconnect (same agent, same seq) must not count.
+	if ok, _ := m.add(0, wire(t, 0, iv1), 1, 2); ok {
+		t.Fatal("duplicate accepted")
+	}
+	// Agent 1 has not delivered: not sealable while it may still.
+	expect := func(a int, _ int64) bool { return a == 1 }
+	if m.sealable(expect) {
+		t.Fatal("sealed without agent 1")
+	}
+	if ok, _ := m.add(1, wire(t, 1, iv2), 1, 2); !ok {
+		t.Fatal("agent 1 rejected")
+	}
+	if !m.sealable(expect) {
+		t.Fatal("not sealable")
+	}
+	s := m.seal()
+	if s.iv.Ops != 150 || m.cum.Ops != 150 {
+		t.Fatalf("ops %d/%d, want 150", s.iv.Ops, m.cum.Ops)
+	}
+	// A duplicate after sealing still does not count, and a genuinely late
+	// record goes into the cumulative view.
+	if ok, _ := m.add(1, wire(t, 1, iv2), 1, 2); ok {
+		t.Fatal("duplicate after seal accepted")
+	}
+	m2 := newMerger(2)
+	m2.add(0, wire(t, 0, iv1), 1, 2)
+	m2.seal() // agent 1 declared lost
+	if ok, _ := m2.add(1, wire(t, 1, iv2), 1, 2); !ok || m2.cum.Ops != 150 || m2.late != 1 {
+		t.Fatalf("late record: ops %d late %d", m2.cum.Ops, m2.late)
+	}
+}
+
+// BenchmarkMergeInterval merges one interval from 10 agents running a
+// 6-operation mix (the decode of every histogram included).
+func BenchmarkMergeInterval(b *testing.B) {
+	r := rand.New(rand.NewPCG(15, 16))
+	const agents = 10
+	recs := make([]*measurement.Interval, agents)
+	for a := range recs {
+		recs[a] = sixOpInterval(r, 1, 20000)
+	}
+	encoded := make([]*pbRecord, agents)
+	for a, iv := range recs {
+		encoded[a] = mustRecord(b, a, iv)
+	}
+	var d transport.Decoded
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m := newMerger(agents)
+		for a := 0; a < agents; a++ {
+			if err := transport.DecodeRecord(encoded[a], &d); err != nil {
+				b.Fatal(err)
+			}
+			m.add(a, &d, 1, 2)
+		}
+		m.seal()
+	}
+}
