@@ -40,6 +40,9 @@ const DefaultLease = 15 * time.Second
 // an agent lost after about three missed ones.
 const heartbeatEvery = time.Second
 
+// helloTimeout bounds the wait for a session's first message.
+const helloTimeout = 10 * time.Second
+
 // Config configures an agent.
 type Config struct {
 	// Listen is host:port; the port defaults to 7420. Without TLS the
@@ -62,6 +65,10 @@ type Config struct {
 	// Ready, if set, is called with the bound address once the agent
 	// accepts connections (useful with port 0).
 	Ready func(addr string)
+	// Properties are applied on top of the coordinator's for every run:
+	// host-local settings such as embedded.dir when several agents share
+	// a host (the CLI's `agent -p k=v`).
+	Properties map[string]string
 	// Version overrides version.Version in what this agent announces;
 	// tests use it to exercise the mismatch refusal.
 	Version string
@@ -208,9 +215,23 @@ func (s *server) drop(r *run) {
 
 // Session implements the run stream.
 func (s *server) Session(stream pb.Agent_SessionServer) error {
-	first, err := stream.Recv()
-	if err != nil {
-		return err
+	// A peer that opens a stream but never says Hello must not hold a
+	// handler forever.
+	type recvd struct {
+		m   *pb.CoordinatorMsg
+		err error
+	}
+	fc := make(chan recvd, 1)
+	go func() { m, err := stream.Recv(); fc <- recvd{m, err} }()
+	var first *pb.CoordinatorMsg
+	select {
+	case r := <-fc:
+		if r.err != nil {
+			return r.err
+		}
+		first = r.m
+	case <-time.After(helloTimeout):
+		return status.Error(codes.DeadlineExceeded, "no Hello within "+helloTimeout.String())
 	}
 	hello := first.GetHello()
 	if hello == nil {

@@ -250,6 +250,9 @@ func (r *run) prepare(m *pb.Prepare) {
 		return
 	}
 	props := properties.FromMap(m.Properties)
+	for k, v := range r.srv.cfg.Properties {
+		props.Set(k, v)
+	}
 	r.logf("preparing %s %s (agent %d of %d)", phase, m.Db, m.AgentIndex, m.AgentCount)
 	p, err := bench.Prepare(r.ctx, m.Db, props, phase, r.clk, func(f string, a ...any) { r.logf(f, a...) }, r)
 	if err != nil {

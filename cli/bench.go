@@ -67,6 +67,7 @@ file. Output follows YCSB: status lines on stderr with -s, the final
 		},
 	}
 	f.register(cmd, true)
+	addPropertyFlags(cmd)
 	return cmd
 }
 
@@ -121,7 +122,8 @@ func parseLocalOptions(p *properties.Properties) (*localOptions, error) {
 	if o.status, err = p.Bool("status", false); err != nil {
 		return nil, invalid(err)
 	}
-	o.label = p.String(bench.PropLabel, "")
+	// YCSB prints the label exactly as given (no trimming): "-l 'run1 '".
+	o.label, _ = p.Lookup(bench.PropLabel)
 	return o, nil
 }
 
@@ -240,7 +242,18 @@ func runLocal(gs *GlobalState, db string, p *properties.Properties, ph engine.Ph
 		sc = &seriesCollector{}
 		observers = append(observers, sc)
 	}
-	observers = append(observers, localObservers(gs, p)...)
+	run := &localRun{RunID: newRunID(), DB: db, Phase: ph, Props: p, Settings: settings, Cmdline: cmdline, Started: gs.Clock.Now()}
+	observers = append(observers, localObservers(gs, run)...)
+	// The live view takes over the terminal while the run is on; it is
+	// an observer too, so it must be registered before Prepare.
+	var live liveView
+	if liveViewHook != nil {
+		live = liveViewHook(gs, run)
+	}
+	if live != nil {
+		observers = append(observers, live)
+		defer live.Close()
+	}
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
 	prep, err := bench.Prepare(gs.Ctx, db, p, ph, gs.Clock, logf, observers...)
 	if err != nil {
@@ -260,26 +273,42 @@ func runLocal(gs *GlobalState, db string, p *properties.Properties, ph engine.Ph
 	gs.SignalNotify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer gs.SignalStop(sigs)
 	var interrupted atomic.Bool
+	var interrupts atomic.Int32
+	interrupt := func() {
+		interrupted.Store(true)
+		if interrupts.Add(1) == 1 {
+			fmt.Fprintln(stderr, "Interrupted: stopping gracefully (press Ctrl-C again to abort)")
+			prep.Runner.Stop("interrupted by operator")
+		} else {
+			prep.Runner.Abort("aborted by operator")
+		}
+	}
 	go func() {
-		n := 0
 		for {
 			select {
 			case <-sigs:
-				n++
-				interrupted.Store(true)
-				if n == 1 {
-					fmt.Fprintln(stderr, "Interrupted: stopping gracefully (press Ctrl-C again to abort)")
-					prep.Runner.Stop("interrupted by operator")
-				} else {
-					prep.Runner.Abort("aborted by operator")
-				}
+				interrupt()
 			case <-prep.Runner.Done():
 				return
 			}
 		}
 	}()
+	if live != nil {
+		// Notices go under the view's tables instead of across them.
+		if w := live.Start(interrupt); w != nil {
+			stderr = w
+			sp.mu.Lock()
+			sp.disabled = true
+			sp.mu.Unlock()
+		}
+	}
 	prep.Runner.Start(time.Time{})
 	res := prep.Runner.Wait()
+	if live != nil {
+		// Give the terminal back before the summary prints.
+		live.Close()
+		stderr = gs.Stderr
+	}
 	sum := &output.Summary{RunTime: res.RunTime, Total: res.Total, Percentiles: settings.Percentiles, Warmup: res.WarmupOps, Verbose: lo.verbose}
 	if sc != nil {
 		sum.Timeseries = sc.ivs
@@ -293,7 +322,8 @@ func runLocal(gs *GlobalState, db string, p *properties.Properties, ph engine.Ph
 	if ho != nil && ho.err != nil {
 		return fmt.Errorf("writing %s: %w", lo.hlogPath, ho.err)
 	}
-	finishLocal(gs, p, res)
+	run.Summary = sum
+	finishLocal(gs, run, res)
 	if interrupted.Load() {
 		return exitcode.Wrap(exitcode.Aborted, fmt.Errorf("run %s", res.Stopped))
 	}
@@ -357,25 +387,50 @@ func checkErrorRate(lo *localOptions, total *measurement.Interval) error {
 	return nil
 }
 
-// localObservers and finishLocal are extension points for the live view,
-// metrics and results bundle.
+// localRun describes a single-host run to the extension points below.
+type localRun struct {
+	RunID    string
+	DB       string
+	Phase    engine.Phase
+	Props    *properties.Properties
+	Settings *bench.Settings
+	Cmdline  []string
+	Started  time.Time
+	// Summary is set before the finish hooks run.
+	Summary *output.Summary
+}
+
+// localObservers, finishLocal and liveViewHook are extension points for
+// the live view, metrics and results bundle.
 var (
-	localObserverHooks []func(gs *GlobalState, p *properties.Properties) engine.Observer
-	finishHooks        []func(gs *GlobalState, p *properties.Properties, res *engine.Result)
+	localObserverHooks []func(gs *GlobalState, run *localRun) engine.Observer
+	finishHooks        []func(gs *GlobalState, run *localRun, res *engine.Result)
+	liveViewHook       func(gs *GlobalState, run *localRun) liveView
 )
 
-func localObservers(gs *GlobalState, p *properties.Properties) []engine.Observer {
+// liveView is a full-screen view of a running benchmark.
+type liveView interface {
+	engine.Observer
+	// Start takes over the terminal; interrupt does what Ctrl-C does. It
+	// returns where notices should go while the view is up, or nil to
+	// keep stderr (and status lines) as they are.
+	Start(interrupt func()) io.Writer
+	// Close gives the terminal back; safe to call more than once.
+	Close()
+}
+
+func localObservers(gs *GlobalState, run *localRun) []engine.Observer {
 	var out []engine.Observer
 	for _, h := range localObserverHooks {
-		if o := h(gs, p); o != nil {
+		if o := h(gs, run); o != nil {
 			out = append(out, o)
 		}
 	}
 	return out
 }
 
-func finishLocal(gs *GlobalState, p *properties.Properties, res *engine.Result) {
+func finishLocal(gs *GlobalState, run *localRun, res *engine.Result) {
 	for _, h := range finishHooks {
-		h(gs, p, res)
+		h(gs, run, res)
 	}
 }

@@ -78,6 +78,9 @@ func (f *ycsbFlags) resolve(gs *GlobalState, cmd *cobra.Command) (*properties.Pr
 			cl.Set(bench.PropLabel, f.label)
 		}
 	}
+	if err := applyPropertyFlags(cmd, cl); err != nil {
+		return nil, err
+	}
 	p.Merge(cl)
 	return p, nil
 }

@@ -26,6 +26,7 @@ func agentInterval(r *rand.Rand, seq int64, n int, scale float64, into *measurem
 		_ = iv.Hist[s].RecordValue(v)
 		_ = into.Hist[s].RecordValue(v)
 		iv.Returns[op][adapters.OK]++
+		into.Returns[op][adapters.OK]++
 		iv.Ops++
 	}
 	into.Ops += iv.Ops

@@ -349,10 +349,10 @@ func (r *Runner) work(w *worker, startNs int64, warmWG *sync.WaitGroup) {
 	var k int64 // operations issued, warm-up included (schedule index)
 	var done int64
 	warmLeft := w.warmup
-	warmReported := warmLeft == 0
-	if !warmReported && o.WarmupOps == 0 {
-		warmReported = true
-	}
+	// Every worker reports the end of its warm-up share exactly once, even
+	// a worker whose share is 0 (warmupops < threads): the controller
+	// waits for all of them.
+	warmReported := o.WarmupOps == 0
 	isLoad := o.Phase == Load
 	for {
 		if r.stop.Load() {

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -184,6 +185,13 @@ type adapterSuite struct {
 	stop func(t *testing.T)
 	// opTimeout is the per-call timeout the binding was configured with.
 	opTimeout time.Duration
+	// extra, if set, runs database-specific checks after the scan checks,
+	// with the keys inserted so far.
+	extra func(t *testing.T, keys []string)
+	// concurrentScanEvery makes each Concurrent16 worker scan on every
+	// n-th iteration (0: every 10th). A stand-in server whose scans read
+	// the whole table (FerretDB) sets it higher to stay within the timeouts.
+	concurrentScanEvery int
 }
 
 const suiteRecords = 200
@@ -357,6 +365,10 @@ func (s *adapterSuite) run(t *testing.T) {
 		assert.Equal(t, 3, rows.N)
 	})
 
+	if s.extra != nil {
+		t.Run("Specific", func(t *testing.T) { s.extra(t, keys) })
+	}
+
 	t.Run("DeleteThenNotFound", func(t *testing.T) {
 		ctx := s.ctx(t)
 		for _, i := range []int{0, 42, 199} {
@@ -406,6 +418,10 @@ func (s *adapterSuite) run(t *testing.T) {
 		ctx := s.ctx(t)
 		before := s.count(t)
 		const workers, perWorker = 16, 150
+		scanEvery := 10
+		if s.concurrentScanEvery > 0 {
+			scanEvery = s.concurrentScanEvery
+		}
 		var wg sync.WaitGroup
 		errs := make(chan string, workers)
 		t0 := time.Now()
@@ -433,7 +449,7 @@ func (s *adapterSuite) run(t *testing.T) {
 						errs <- fmt.Sprintf("update %s: %s", k, st)
 						return
 					}
-					if i%10 == 0 {
+					if i%scanEvery == 0 {
 						if st := s.db.Scan(ctx, s.table, []byte(k), 10, nil, &rows); st != adapters.OK || rows.N == 0 {
 							errs <- fmt.Sprintf("scan %s: %s (%d rows)", k, st, rows.N)
 							return
@@ -484,8 +500,62 @@ func (s *adapterSuite) run(t *testing.T) {
 	// Last: the server goes away under the binding. Every call must come
 	// back with a failure status within its timeout instead of hanging.
 	t.Run("ServerStoppedCallsFailFast", func(t *testing.T) {
-		s.stop(t)
 		limit := s.opTimeout + 5*time.Second
+		// Workers keep reading and writing while the server stops; each
+		// must see a failure and get control back soon after the stop.
+		const workers = 4
+		type outcome struct {
+			st    adapters.Status
+			after time.Duration // since the stop completed (negative: before)
+			ops   int
+		}
+		var stopped atomic.Int64 // UnixNano when the stop completed
+		results := make(chan outcome, workers)
+		for w := 0; w < workers; w++ {
+			go func(w int) {
+				var rec adapters.Record
+				for i := 0; ; i++ {
+					k := []byte(keys[(w*37+i)%len(keys)])
+					var st adapters.Status
+					if i%2 == 0 {
+						st = s.db.Read(context.Background(), s.table, k, nil, &rec)
+					} else {
+						st = s.db.Update(context.Background(), s.table, k, []adapters.Field{{Name: "field2", Value: []byte("during-stop")}})
+					}
+					if !st.IsOK() && st != adapters.NotFound {
+						var after time.Duration
+						if at := stopped.Load(); at != 0 {
+							after = time.Since(time.Unix(0, at))
+						} else {
+							after = -1
+						}
+						results <- outcome{st, after, i}
+						return
+					}
+				}
+			}(w)
+		}
+		time.Sleep(300 * time.Millisecond) // let the workers get going
+		t0 := time.Now()
+		s.stop(t)
+		stopped.Store(time.Now().UnixNano())
+		t.Logf("server stop took %s", time.Since(t0).Round(time.Millisecond))
+		deadline := time.After(limit)
+		for w := 0; w < workers; w++ {
+			select {
+			case o := <-results:
+				when := "while the server was stopping"
+				if o.after >= 0 {
+					when = o.after.Round(time.Millisecond).String() + " after the stop completed"
+				}
+				t.Logf("worker failed after %d ops with %s, %s", o.ops, o.st, when)
+				assert.Contains(t, []adapters.Status{adapters.ServiceUnavailable, adapters.Error}, o.st)
+			case <-deadline:
+				t.Fatalf("%d workers still blocked %s after the server stopped", workers-w, limit)
+			}
+		}
+
+		// Then each operation on its own, against the stopped server.
 		k := []byte(keys[1])
 		var rec adapters.Record
 		var rows adapters.Rows

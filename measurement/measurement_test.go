@@ -4,8 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/stretchr/testify/assert"

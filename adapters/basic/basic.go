@@ -136,12 +136,13 @@ func (w *workerDB) head(op, table string, key []byte) {
 	w.line = append(w.line, key...)
 }
 
+// fieldNames appends " [ f1 f2 ]", or " [ <all fields>]" for all fields,
+// exactly as YCSB's BasicDB prints them.
 func (w *workerDB) fieldNames(fields []string) {
-	if fields == nil {
-		w.line = append(w.line, " <all fields>"...)
-		return
-	}
 	w.line = append(w.line, " [ "...)
+	if fields == nil {
+		w.line = append(w.line, "<all fields>"...)
+	}
 	for _, f := range fields {
 		w.line = append(w.line, f...)
 		w.line = append(w.line, ' ')

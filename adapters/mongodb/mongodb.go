@@ -1,10 +1,29 @@
-// Package mongodb is ycsbctl's MongoDB binding, modelled on YCSB's
-// MongoDbClient and built on the official Go driver (v2).
+// Package mongodb is ycsbctl's MongoDB binding ("mongodb"), modelled on
+// YCSB's MongoDbClient and built on the official Go driver (v2).
 //
-// Data layout is YCSB's: one document per record in collection `table` of
-// the URL's database, `_id` = the key as a string, one field per column
-// holding the value as BSON binary subtype 0. Reads also accept string
-// values. Every operation runs under a deadline (mongodb.timeout).
+// Data layout is YCSB's, so data loaded by either tool reads back in the
+// other: one document per record in collection <table> of the URL's
+// database, _id = the key as a string, one field per column holding the
+// value as BSON binary subtype 0. Reads also accept string values.
+//
+// Operations: read = FindOne by _id (projected when fields are named);
+// scan = Find {_id: {$gte: start}} sorted by _id with a limit (no rows is
+// ERROR, as in YCSB); update = UpdateOne $set (no match is NOT_FOUND);
+// insert = InsertOne, or ReplaceOne with upsert when mongodb.upsert=true;
+// batch insert = unordered InsertMany (or unordered bulk replace-upserts);
+// delete = DeleteOne (nothing deleted is NOT_FOUND).
+//
+// Properties: mongodb.url (write concern, read preference, pool size and
+// the rest come from the URL), table, batchsize, mongodb.upsert, YCSB's
+// legacy mongodb.writeConcern / mongodb.readPreference /
+// mongodb.maxconnections, and ycsbctl's mongodb.timeout (deadline of every
+// operation, ms, default 10000), mongodb.connecttimeout (ms, default 10000)
+// and mongodb.shard.initialchunks. See propertyHelp.
+//
+// Errors: duplicate key is ERROR; deadlines, network and server-selection
+// failures, shutdown and step-down are SERVICE_UNAVAILABLE; authorization
+// failures are FORBIDDEN. Failures are logged at most once a second with
+// credentials removed; the URL is only ever shown redacted.
 package mongodb
 
 import (
@@ -89,14 +108,11 @@ func Open(ctx context.Context, p *properties.Properties) (adapters.DB, error) {
 		dctx, dcancel := context.WithTimeout(context.Background(), time.Second)
 		defer dcancel()
 		_ = client.Disconnect(dctx)
-		return nil, fmt.Errorf("mongodb: cannot reach %s (%s) within %v (%s): %s",
-			cfg.redactedURL, propURL, cfg.connectTimeout, propConnTimout, cfg.scrub(err.Error()))
+		return nil, fmt.Errorf("mongodb: cannot use %s (%s; %s=%d ms): %s",
+			cfg.redactedURL, propURL, propConnTimout, cfg.connectTimeout.Milliseconds(), cfg.scrub(err.Error()))
 	}
 	return &DB{cfg: cfg, client: client, db: client.Database(cfg.database)}, nil
 }
-
-// Database returns the database name in use (for reports and tests).
-func (d *DB) Database() string { return d.cfg.database }
 
 // Close disconnects; it is idempotent.
 func (d *DB) Close() error {

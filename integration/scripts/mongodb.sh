@@ -2,6 +2,12 @@
 # MongoDB-protocol test server for ycsbctl's integration tests.
 #
 #   mongodb.sh start|stop|status|endpoint      (normally via ../servers.sh)
+#   mongodb.sh build                           (only build the server binary)
+#
+# start builds the server if its sources changed, starts it on a fresh
+# data directory, waits until it answers real commands and prints the
+# endpoint; stop sends SIGTERM to the recorded PID (SIGKILL after a grace
+# period); status exits 0 when running and 1 when not.
 #
 # There is no genuine mongod in any registry we can reach, so this runs
 # FerretDB v1.24 (SQLite backend) through the small wrapper module in
@@ -162,5 +168,5 @@ stop) stop ;;
 status) status ;;
 endpoint) echo "$endpoint" ;;
 build) build ;;
-*) die "usage: $0 start|stop|status|endpoint" ;;
+*) die "usage: $0 start|stop|status|endpoint|build" ;;
 esac

@@ -1,0 +1,100 @@
+package cassandra
+
+import (
+	"strings"
+	"testing"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/properties"
+)
+
+func TestParseConfig(t *testing.T) {
+	c, err := parseConfig(properties.FromMap(map[string]string{
+		"hosts": " 10.0.0.1, 10.0.0.2:9043 ", "cassandra.readconsistencylevel": "quorum",
+		"cassandra.coreconnections": "3", "cassandra.maxconnections": "5",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.hosts) != 2 || c.port != 9042 || c.keyspace != "ycsb" || c.table != "usertable" {
+		t.Errorf("unexpected config %+v", c)
+	}
+	if c.readCL != gocql.Quorum || c.writeCL != gocql.One || c.numConns != 5 {
+		t.Errorf("consistency/conns: %v %v %d", c.readCL, c.writeCL, c.numConns)
+	}
+	if got := hostList(c); got != "10.0.0.1:9042,10.0.0.2:9043" {
+		t.Errorf("hostList = %s", got)
+	}
+	for props, want := range map[string]string{
+		"":                                      "hosts",
+		"hosts=h;cassandra.tracing=maybe":       "cassandra.tracing",
+		"hosts=h;cassandra.maxconnections=0":    "cassandra.maxconnections",
+		"hosts=h;cassandra.username=u":          "cassandra.username",
+		"hosts=h;table=user-table":              "table",
+		"hosts=h;cassandra.readtimeoutmillis=x": "cassandra.readtimeoutmillis",
+	} {
+		m := map[string]string{}
+		for _, kv := range strings.Split(props, ";") {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				m[k] = v
+			}
+		}
+		_, err := parseConfig(properties.FromMap(m))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want one naming %s", props, err, want)
+		}
+	}
+	// The password is never part of an error.
+	_, err = parseConfig(properties.FromMap(map[string]string{"hosts": "h", "cassandra.password": "pw-secret"}))
+	if err == nil || strings.Contains(err.Error(), "pw-secret") {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestStatementCache(t *testing.T) {
+	d := &DB{keyspace: "ycsb"}
+	read := func(fields []string) *stmt {
+		return lookup(&d.stmts, opRead, "usertable", nameList(fields), d.buildRead)
+	}
+	all := read(nil)
+	if all.cql != "SELECT * FROM ycsb.usertable WHERE y_id = ?" {
+		t.Errorf("read all: %s", all.cql)
+	}
+	two := read([]string{"field1", "field2"})
+	if two.cql != "SELECT field1, field2 FROM ycsb.usertable WHERE y_id = ?" {
+		t.Errorf("read two: %s", two.cql)
+	}
+	if read([]string{"field1", "field2"}) != two || read(nil) != all {
+		t.Error("cache miss for a known list")
+	}
+	if read([]string{"field2", "field1"}) == two || read([]string{}) == all {
+		t.Error("different lists share a statement")
+	}
+	vals := []adapters.Field{{Name: "field0"}, {Name: "field3"}}
+	ins := lookup(&d.stmts, opInsert, "usertable", fieldList(vals), d.buildInsert)
+	if ins.cql != "INSERT INTO ycsb.usertable (y_id, field0, field3) VALUES (?, ?, ?)" {
+		t.Errorf("insert: %s", ins.cql)
+	}
+	upd := lookup(&d.stmts, opUpdate, "usertable", fieldList(vals), d.buildUpdate)
+	if upd.cql != "UPDATE ycsb.usertable SET field0 = ?, field3 = ? WHERE y_id = ?" {
+		t.Errorf("update: %s", upd.cql)
+	}
+	scan := lookup(&d.stmts, opScan, "usertable", nameList([]string{"field5"}), d.buildScan)
+	if scan.cql != "SELECT y_id, field5 FROM ycsb.usertable WHERE token(y_id) >= token(?) LIMIT ?" {
+		t.Errorf("scan: %s", scan.cql)
+	}
+	fields := []string{"field1", "field2"}
+	if n := testing.AllocsPerRun(100, func() { read(fields) }); n > 0 {
+		t.Errorf("cached lookup allocates %.0f times", n)
+	}
+}
+
+func TestStatusOf(t *testing.T) {
+	if statusOf(gocql.ErrNoConnections) != adapters.ServiceUnavailable ||
+		statusOf(gocql.ErrTimeoutNoResponse) != adapters.ServiceUnavailable ||
+		statusOf(gocql.ErrNotFound) != adapters.NotFound {
+		t.Error("wrong mapping")
+	}
+}

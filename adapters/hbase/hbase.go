@@ -1,0 +1,640 @@
+// Package hbase is the Apache HBase binding, compatible with YCSB's
+// HBaseClient2 ("hbase2"): row key = YCSB key, one column family (the
+// required `columnfamily` property), qualifier = field name, value = field
+// value, so data loaded by either tool is readable by the other.
+//
+// It uses gohbase (a pure-Go HBase client that speaks to ZooKeeper and the
+// RegionServers directly). gohbase can wait forever for an unavailable
+// region when a call has no deadline, so every call here carries one
+// (`hbase.timeout`).
+package hbase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/tsuna/gohbase"
+	"github.com/tsuna/gohbase/filter"
+	"github.com/tsuna/gohbase/hrpc"
+	"github.com/tsuna/gohbase/region"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/properties"
+)
+
+// Property names, as YCSB's HBaseClient2 and hbase-site.xml spell them.
+const (
+	propTable          = "table"
+	propColumnFamily   = "columnfamily"
+	propQuorum         = "hbase.zookeeper.quorum"
+	propHosts          = "hosts"
+	propClientPort     = "hbase.zookeeper.property.clientPort"
+	propZnodeParent    = "zookeeper.znode.parent"
+	propClientBuffer   = "clientbuffering"
+	propWriteBuffer    = "writebuffersize"
+	propDurability     = "durability"
+	propTimeout        = "hbase.timeout"
+	propUsePageFilter  = "hbase.usepagefilter"
+	propFieldCount     = "fieldcount"
+	propPresplitN      = "hbase.presplit.regions"
+	propPresplitKeys   = "hbase.presplit.keys"
+	propRPCQueueSize   = "hbase.rpcqueuesize"
+	propFlushInterval  = "hbase.flushintervalmillis"
+	propBatchParallel  = "hbase.batchparallelism"
+	propKerberosPrinc  = "principal"
+	propKerberosKeytab = "keytab"
+)
+
+const (
+	defaultTimeout       = 10000 // ms
+	defaultWriteBuffer   = 12 * 1024 * 1024
+	defaultPresplit      = 10
+	defaultBatchParallel = 64
+	// approxRecordBytes is a YCSB record with default settings (10 fields of
+	// 100 bytes) plus per-cell overhead; it turns writebuffersize into a
+	// number of queued RPCs.
+	approxRecordBytes = 1200
+	// bufferedFlushInterval is how long a buffered write may wait for others
+	// to share its MultiRequest (gohbase's default).
+	bufferedFlushInterval = 20 * time.Millisecond
+)
+
+func init() {
+	// gohbase logs every new region client at INFO through the global
+	// logrus logger; that would interleave with benchmark output. During an
+	// outage it also logs an error per failed region lookup, i.e. per
+	// operation: those are rate-limited (the binding reports failures
+	// itself, see fail).
+	logrus.SetLevel(logrus.WarnLevel)
+	logrus.SetOutput(&limitedWriter{w: os.Stderr, per: errLogInterval, burst: 5})
+	adapters.Register(adapters.Info{
+		Name:        "hbase",
+		Aliases:     []string{"hbase2", "hbase1"},
+		Description: "Apache HBase via gohbase, compatible with YCSB's hbase2 binding",
+		Properties: map[string]string{
+			propTable:         "table (default usertable)",
+			propColumnFamily:  "column family holding the fields (required)",
+			propQuorum:        "ZooKeeper quorum, comma list of host or host:port (default 127.0.0.1; `hosts` is accepted too)",
+			propClientPort:    "ZooKeeper port for quorum hosts without one (default 2181)",
+			propZnodeParent:   "HBase root znode (default /hbase)",
+			propClientBuffer:  "true: batch writes in gohbase's RPC queue (see writebuffersize); default false",
+			propWriteBuffer:   "with clientbuffering: bytes of writes per batch, mapped to a queue length (default 12582912)",
+			propDurability:    "USE_DEFAULT (default), SKIP_WAL, ASYNC_WAL, SYNC_WAL or FSYNC_WAL for puts and deletes",
+			propTimeout:       "per-call timeout in ms (default 10000)",
+			propUsePageFilter: "scans add a PageFilter so regions stop after the requested rows (default true)",
+			propFieldCount:    "accepted for compatibility (HBase rows are schemaless)",
+			propPresplitN:     "init: number of regions, split evenly over hashed YCSB keys (default 10)",
+			propPresplitKeys:  "init: explicit comma list of split keys, e.g. user1,user2,...,user9 (overrides hbase.presplit.regions)",
+			propRPCQueueSize:  "override gohbase's RPC queue size (advanced)",
+			propFlushInterval: "override gohbase's flush interval in ms (advanced)",
+			propBatchParallel: "puts in flight per BatchInsert call (default 64)",
+		},
+		Driver: adapters.DriverFunc(open),
+	})
+}
+
+// DB is the HBase binding; safe for concurrent use (gohbase multiplexes all
+// calls over one connection per RegionServer).
+type DB struct {
+	client      gohbase.Client
+	quorum      string
+	opts        []gohbase.Option
+	table       string
+	tableBytes  []byte
+	family      string
+	familyBytes []byte
+	timeout     time.Duration
+	durability  hrpc.DurabilityType
+	pageFilter  bool
+	batchPar    int
+	names       nameInterner
+	errLog      errLimiter
+
+	adminMu sync.Mutex
+	admin   gohbase.AdminClient
+}
+
+var (
+	_ adapters.DB            = (*DB)(nil)
+	_ adapters.Closer        = (*DB)(nil)
+	_ adapters.SchemaManager = (*DB)(nil)
+	_ adapters.RecordCounter = (*DB)(nil)
+	_ adapters.BatchInserter = (*DB)(nil)
+)
+
+var durabilities = map[string]hrpc.DurabilityType{
+	"USE_DEFAULT": hrpc.UseDefault,
+	"SKIP_WAL":    hrpc.SkipWal,
+	"ASYNC_WAL":   hrpc.AsyncWal,
+	"SYNC_WAL":    hrpc.SyncWal,
+	"FSYNC_WAL":   hrpc.FsyncWal,
+}
+
+// quorumFrom builds gohbase's "host:port,host:port" quorum string.
+func quorumFrom(p *properties.Properties) (string, error) {
+	q := p.String(propQuorum, "")
+	if q == "" {
+		q = p.String(propHosts, "127.0.0.1")
+	}
+	port, err := p.PositiveInt64(propClientPort, 2181)
+	if err != nil {
+		return "", err
+	}
+	if port > 65535 {
+		return "", &properties.Error{Property: propClientPort, Value: strconv.FormatInt(port, 10), Expected: "a TCP port"}
+	}
+	var out []string
+	for _, h := range strings.Split(q, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			h = net.JoinHostPort(strings.Trim(h, "[]"), strconv.FormatInt(port, 10))
+		}
+		out = append(out, h)
+	}
+	if len(out) == 0 {
+		return "", &properties.Error{Property: propQuorum, Value: q, Expected: "a comma list of ZooKeeper hosts"}
+	}
+	return strings.Join(out, ","), nil
+}
+
+func open(ctx context.Context, p *properties.Properties) (adapters.DB, error) {
+	d := &DB{
+		table:  p.String(propTable, "usertable"),
+		family: p.String(propColumnFamily, ""),
+	}
+	if d.family == "" {
+		return nil, &properties.Error{Property: propColumnFamily, Expected: "the column family to use (required, as in YCSB), e.g. -p columnfamily=family"}
+	}
+	if p.String(propKerberosPrinc, "") != "" || p.String(propKerberosKeytab, "") != "" {
+		return nil, &properties.Error{Property: propKerberosPrinc, Expected: "unset: Kerberos authentication is not supported by the gohbase client"}
+	}
+	d.tableBytes = []byte(d.table)
+	d.familyBytes = []byte(d.family)
+	var err error
+	if d.quorum, err = quorumFrom(p); err != nil {
+		return nil, err
+	}
+	ms, err := p.PositiveInt64(propTimeout, defaultTimeout)
+	if err != nil {
+		return nil, err
+	}
+	d.timeout = time.Duration(ms) * time.Millisecond
+	durName := strings.ToUpper(p.String(propDurability, "USE_DEFAULT"))
+	dur, ok := durabilities[durName]
+	if !ok {
+		return nil, &properties.Error{Property: propDurability, Value: durName, Expected: "one of USE_DEFAULT, SKIP_WAL, ASYNC_WAL, SYNC_WAL, FSYNC_WAL"}
+	}
+	d.durability = dur
+	if d.pageFilter, err = p.Bool(propUsePageFilter, true); err != nil {
+		return nil, err
+	}
+	if _, err := p.NonNegInt64(propFieldCount, 10); err != nil {
+		return nil, err
+	}
+	bp, err := p.PositiveInt64(propBatchParallel, defaultBatchParallel)
+	if err != nil {
+		return nil, err
+	}
+	d.batchPar = int(bp)
+
+	// Mapping of YCSB's write buffering onto gohbase. YCSB's client either
+	// sends each put at once (clientbuffering=false) or collects puts in a
+	// BufferedMutator of writebuffersize bytes. gohbase instead queues RPCs
+	// per RegionServer and sends a queue as one MultiRequest when it holds
+	// RpcQueueSize calls or FlushInterval has passed, whichever is first;
+	// calls still return only once acknowledged.
+	//  - clientbuffering=false: FlushInterval 0, so no call waits for a
+	//    timer (gohbase's default 20 ms costs a lone caller ~20 ms per put);
+	//    calls that are queued at the same moment still share a request.
+	//  - clientbuffering=true: RpcQueueSize = writebuffersize / ~1.2 KB (one
+	//    YCSB record), clamped to [2, 4096], and a 20 ms FlushInterval, so
+	//    concurrent writers fill larger batches as a write buffer would.
+	buffering, err := p.Bool(propClientBuffer, false)
+	if err != nil {
+		return nil, err
+	}
+	wbs, err := p.PositiveInt64(propWriteBuffer, defaultWriteBuffer)
+	if err != nil {
+		return nil, err
+	}
+	queue, flush := 100, time.Duration(0)
+	if buffering {
+		queue = int(min(max(wbs/approxRecordBytes, 2), 4096))
+		flush = bufferedFlushInterval
+	}
+	if p.Has(propRPCQueueSize) {
+		n, err := p.PositiveInt64(propRPCQueueSize, 100)
+		if err != nil {
+			return nil, err
+		}
+		queue = int(n)
+	}
+	if p.Has(propFlushInterval) {
+		n, err := p.NonNegInt64(propFlushInterval, 0)
+		if err != nil {
+			return nil, err
+		}
+		flush = time.Duration(n) * time.Millisecond
+	}
+	d.opts = []gohbase.Option{
+		gohbase.ZookeeperRoot(p.String(propZnodeParent, "/hbase")),
+		gohbase.RpcQueueSize(queue),
+		gohbase.FlushInterval(flush),
+		// Bound internal waits by the call timeout too, so a dead
+		// RegionServer or ZooKeeper is noticed within one call.
+		gohbase.RegionLookupTimeout(d.timeout),
+		gohbase.RegionReadTimeout(d.timeout),
+		gohbase.ZookeeperTimeout(max(d.timeout, 5*time.Second)),
+	}
+	d.client = gohbase.NewClient(d.quorum, d.opts...)
+
+	// gohbase connects lazily; Open must fail on an unreachable cluster, so
+	// locate hbase:meta now (ZooKeeper, then the RegionServer holding meta).
+	pctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	get, err := hrpc.NewGetStr(pctx, "hbase:meta", "ycsbctl-probe")
+	if err == nil {
+		_, err = d.client.Get(get)
+	}
+	if err != nil {
+		d.client.Close()
+		return nil, fmt.Errorf("hbase: cannot reach HBase through ZooKeeper %s (property %s): %w", d.quorum, propQuorum, err)
+	}
+	return d, nil
+}
+
+// Close closes the client. The admin client (made by schema calls) is only
+// dropped: this gohbase version's admin client panics in Close (it never
+// creates the channel Close closes); its one master connection goes with
+// the process.
+func (d *DB) Close() error {
+	d.client.Close()
+	d.adminMu.Lock()
+	d.admin = nil
+	d.adminMu.Unlock()
+	return nil
+}
+
+// opCtx bounds every call by hbase.timeout (or the caller's earlier
+// deadline): gohbase otherwise waits forever for an unavailable region.
+func (d *DB) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d.timeout)
+}
+
+func (d *DB) tableName(table string) []byte {
+	if table == d.table {
+		return d.tableBytes
+	}
+	return []byte(table)
+}
+
+// Read implements adapters.DB with a Get of the column family, or of the
+// named qualifiers. A row without cells does not exist: NOT_FOUND.
+func (d *DB) Read(ctx context.Context, table string, key []byte, fields []string, into *adapters.Record) adapters.Status {
+	into.Reset()
+	ctx, cancel := d.opCtx(ctx)
+	defer cancel()
+	// The key is copied: gohbase may still hold the request in its queue
+	// after a timeout returns control to us, and the caller reuses key.
+	get, err := hrpc.NewGet(ctx, d.tableName(table), clone(key), hrpc.Families(d.families(fields)))
+	if err != nil {
+		return d.fail("read", err)
+	}
+	res, err := d.client.Get(get)
+	if err != nil {
+		return d.fail("read", err)
+	}
+	if len(res.Cells) == 0 {
+		return adapters.NotFound
+	}
+	d.addCells(into, res.Cells, fields)
+	return adapters.OK
+}
+
+func (d *DB) families(fields []string) map[string][]string {
+	// A nil qualifier list asks for the whole family.
+	return map[string][]string{d.family: fields}
+}
+
+// addCells appends the cells of one row to rec, naming each field with the
+// caller's string when fields were given and an interned copy otherwise.
+func (d *DB) addCells(rec *adapters.Record, cells []*hrpc.Cell, fields []string) {
+	for _, c := range cells {
+		name := ""
+		if fields != nil {
+			for _, f := range fields {
+				if f == string(c.Qualifier) {
+					name = f
+					break
+				}
+			}
+			if name == "" {
+				continue
+			}
+		} else {
+			name = d.names.intern(c.Qualifier)
+		}
+		rec.Add(name, c.Value)
+	}
+}
+
+// Scan implements adapters.DB: up to count rows from startKey in key
+// order. NumberOfRows asks the RegionServer for all of them in one reply,
+// and the optional PageFilter stops each region's scan after count rows;
+// the scanner is closed as soon as count rows were read.
+func (d *DB) Scan(ctx context.Context, table string, startKey []byte, count int, fields []string, into *adapters.Rows) adapters.Status {
+	into.Reset()
+	if count <= 0 {
+		return adapters.OK
+	}
+	ctx, cancel := d.opCtx(ctx)
+	defer cancel()
+	opts := []func(hrpc.Call) error{
+		hrpc.Families(d.families(fields)),
+		hrpc.NumberOfRows(uint32(min(count, 1<<20))),
+	}
+	if d.pageFilter {
+		opts = append(opts, hrpc.Filters(filter.NewPageFilter(int64(count))))
+	}
+	scan, err := hrpc.NewScanRange(ctx, d.tableName(table), clone(startKey), nil, opts...)
+	if err != nil {
+		return d.fail("scan", err)
+	}
+	sc := d.client.Scan(scan)
+	defer sc.Close()
+	for into.N < count {
+		res, err := sc.Next()
+		if err != nil {
+			if errors.Is(err, errEOF) {
+				break
+			}
+			into.Reset()
+			return d.fail("scan", err)
+		}
+		if len(res.Cells) == 0 {
+			continue
+		}
+		rec := into.Next(res.Cells[0].Row)
+		d.addCells(rec, res.Cells, fields)
+	}
+	return adapters.OK
+}
+
+// put builds and sends one Put (insert and update are the same in HBase).
+func (d *DB) put(ctx context.Context, table string, key []byte, values []adapters.Field) error {
+	// One buffer holds copies of key and values: gohbase may serialize the
+	// request after a timed-out call has returned.
+	size := len(key)
+	for i := range values {
+		size += len(values[i].Value)
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, key...)
+	k := buf[:len(key):len(key)]
+	cols := make(map[string][]byte, len(values))
+	for i := range values {
+		start := len(buf)
+		buf = append(buf, values[i].Value...)
+		cols[values[i].Name] = buf[start:len(buf):len(buf)]
+	}
+	put, err := hrpc.NewPut(ctx, d.tableName(table), k, map[string]map[string][]byte{d.family: cols},
+		hrpc.Durability(d.durability))
+	if err != nil {
+		return err
+	}
+	_, err = d.client.Put(put)
+	return err
+}
+
+// Insert implements adapters.DB with a Put.
+func (d *DB) Insert(ctx context.Context, table string, key []byte, values []adapters.Field) adapters.Status {
+	ctx, cancel := d.opCtx(ctx)
+	defer cancel()
+	if err := d.put(ctx, table, key, values); err != nil {
+		return d.fail("insert", err)
+	}
+	return adapters.OK
+}
+
+// Update implements adapters.DB with a Put of the changed qualifiers.
+func (d *DB) Update(ctx context.Context, table string, key []byte, values []adapters.Field) adapters.Status {
+	if len(values) == 0 {
+		return adapters.OK
+	}
+	ctx, cancel := d.opCtx(ctx)
+	defer cancel()
+	if err := d.put(ctx, table, key, values); err != nil {
+		return d.fail("update", err)
+	}
+	return adapters.OK
+}
+
+// Delete implements adapters.DB by deleting the whole row. Like YCSB it
+// does not check that the row existed.
+func (d *DB) Delete(ctx context.Context, table string, key []byte) adapters.Status {
+	ctx, cancel := d.opCtx(ctx)
+	defer cancel()
+	del, err := hrpc.NewDel(ctx, d.tableName(table), clone(key), nil, hrpc.Durability(d.durability))
+	if err != nil {
+		return d.fail("delete", err)
+	}
+	if _, err := d.client.Delete(del); err != nil {
+		return d.fail("delete", err)
+	}
+	return adapters.OK
+}
+
+// BatchInsert implements adapters.BatchInserter. This gohbase version has
+// no explicit batch call; instead, puts issued concurrently to the same
+// RegionServer are merged into MultiRequests by its RPC queue. So the batch
+// is sent as concurrent puts (up to hbase.batchparallelism in flight), which
+// gohbase coalesces; the call returns when every put was acknowledged.
+func (d *DB) BatchInsert(ctx context.Context, table string, keys [][]byte, values [][]adapters.Field) adapters.Status {
+	if len(keys) != len(values) {
+		return adapters.BadRequest
+	}
+	if len(keys) == 0 {
+		return adapters.OK
+	}
+	par := min(d.batchPar, len(keys))
+	var (
+		next     atomic.Int64
+		firstErr atomic.Pointer[error]
+		wg       sync.WaitGroup
+	)
+	for w := 0; w < par; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(keys) || firstErr.Load() != nil {
+					return
+				}
+				// Each put has its own deadline: a large batch may rightly
+				// take longer than one operation's timeout.
+				pctx, cancel := d.opCtx(ctx)
+				err := d.put(pctx, table, keys[i], values[i])
+				cancel()
+				if err != nil {
+					firstErr.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if e := firstErr.Load(); e != nil {
+		return d.fail("batch insert", *e)
+	}
+	return adapters.OK
+}
+
+// errEOF is how gohbase scanners say there are no more rows.
+var errEOF = io.EOF
+
+func clone(b []byte) []byte { return append([]byte(nil), b...) }
+
+// fail maps an error to a YCSB status and logs it, rate-limited.
+func (d *DB) fail(op string, err error) adapters.Status {
+	st := statusOf(err)
+	d.errLog.printf("hbase: %s failed (%s): %v", op, st, err)
+	return st
+}
+
+// statusOf maps gohbase errors to YCSB statuses: anything meaning "the
+// cluster could not serve this now" is SERVICE_UNAVAILABLE.
+func statusOf(err error) adapters.Status {
+	if err == nil {
+		return adapters.OK
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, gohbase.ErrClientClosed) || errors.Is(err, gohbase.ErrCannotFindRegion) {
+		return adapters.ServiceUnavailable
+	}
+	switch err.(type) {
+	case region.RetryableError, region.ServerError, region.NotServingRegionError:
+		return adapters.ServiceUnavailable
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return adapters.ServiceUnavailable
+	}
+	if errors.Is(err, gohbase.TableNotFound) {
+		return adapters.Error
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "NoSuchColumnFamilyException"):
+		return adapters.BadRequest
+	case strings.Contains(msg, "AccessDeniedException"):
+		return adapters.Forbidden
+	case strings.Contains(msg, "RegionTooBusyException"),
+		strings.Contains(msg, "PleaseHoldException"),
+		strings.Contains(msg, "ServerNotRunningYetException"),
+		strings.Contains(msg, "CallQueueTooBigException"):
+		return adapters.ServiceUnavailable
+	}
+	return adapters.Error
+}
+
+// nameInterner keeps one string per qualifier seen, so that reads of all
+// fields do not allocate a name string per cell. It is copy-on-write and
+// bounded; past the bound names are allocated per call.
+type nameInterner struct {
+	mu sync.Mutex
+	m  atomic.Pointer[map[string]string]
+}
+
+const maxInterned = 4096
+
+func (n *nameInterner) intern(b []byte) string {
+	if m := n.m.Load(); m != nil {
+		if s, ok := (*m)[string(b)]; ok {
+			return s
+		}
+	}
+	s := string(b)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	old := n.m.Load()
+	if old != nil && len(*old) >= maxInterned {
+		return s
+	}
+	nm := make(map[string]string, 16)
+	if old != nil {
+		for k, v := range *old {
+			nm[k] = v
+		}
+	}
+	nm[s] = s
+	n.m.Store(&nm)
+	return s
+}
+
+// errLimiter prints at most one message per interval and counts the rest,
+// so a dead cluster does not flood stderr at thousands of ops per second.
+type errLimiter struct {
+	last       atomic.Int64
+	suppressed atomic.Int64
+}
+
+const errLogInterval = 10 * time.Second
+
+func (l *errLimiter) printf(format string, args ...interface{}) {
+	now := time.Now().UnixNano()
+	last := l.last.Load()
+	if now-last < int64(errLogInterval) || !l.last.CompareAndSwap(last, now) {
+		l.suppressed.Add(1)
+		return
+	}
+	if n := l.suppressed.Swap(0); n > 0 {
+		format += " (%d similar errors not shown)"
+		args = append(args, n)
+	}
+	log.Printf(format, args...)
+}
+
+// limitedWriter passes at most burst writes (log lines) per interval and
+// then one note of how many were dropped.
+type limitedWriter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	per     time.Duration
+	burst   int
+	start   time.Time
+	n       int
+	dropped int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if now.Sub(l.start) >= l.per {
+		if l.dropped > 0 {
+			fmt.Fprintf(l.w, "gohbase: %d more log lines dropped\n", l.dropped)
+		}
+		l.start, l.n, l.dropped = now, 0, 0
+	}
+	if l.n >= l.burst {
+		l.dropped++
+		return len(p), nil
+	}
+	l.n++
+	return l.w.Write(p)
+}

@@ -1,0 +1,321 @@
+package hbase
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tsuna/gohbase"
+	"github.com/tsuna/gohbase/filter"
+	"github.com/tsuna/gohbase/hrpc"
+
+	"github.com/ycsbctl/ycsbctl/properties"
+)
+
+// schemaTimeout bounds schema changes when the caller set no deadline:
+// creating a pre-split table assigns every region before it returns.
+const schemaTimeout = 3 * time.Minute
+
+// countTimeout bounds CountRecords when the caller set no deadline; a full
+// scan of a large table is slow, but must never hang on a dead cluster.
+const countTimeout = time.Hour
+
+func (d *DB) adminClient() gohbase.AdminClient {
+	d.adminMu.Lock()
+	defer d.adminMu.Unlock()
+	if d.admin == nil {
+		d.admin = gohbase.NewAdminClient(d.quorum, d.opts...)
+	}
+	return d.admin
+}
+
+func (d *DB) schemaCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, schemaTimeout)
+}
+
+// retryable reports master states that pass on their own: right after
+// start the master answers DDL with PleaseHoldException until it has
+// finished initializing, and gohbase does not retry that.
+func retryable(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "PleaseHoldException") ||
+		strings.Contains(msg, "ServerNotRunningYetException") ||
+		strings.Contains(msg, "master is initializing") ||
+		strings.Contains(msg, "Master is initializing")
+}
+
+// withRetry runs fn until it succeeds, fails for good, or ctx ends.
+func withRetry(ctx context.Context, fn func(ctx context.Context) error) error {
+	backoff := 250 * time.Millisecond
+	for {
+		// Each attempt gets its own bounded context so one stuck RPC does
+		// not use up the whole budget.
+		actx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		err := fn(actx)
+		cancel()
+		if err == nil || !retryable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (still failing when the deadline passed: %v)", ctx.Err(), err)
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 2*time.Second)
+	}
+}
+
+// tableExists asks the master for the table by exact name.
+func (d *DB) tableExists(ctx context.Context, table string) (bool, error) {
+	ns, name, hasNS := strings.Cut(table, ":")
+	if !hasNS {
+		ns, name = "default", table
+	}
+	var found bool
+	err := withRetry(ctx, func(ctx context.Context) error {
+		req, err := hrpc.NewListTableNames(ctx, hrpc.ListNamespace(ns),
+			hrpc.ListRegex("^"+regexp.QuoteMeta(name)+"$"))
+		if err != nil {
+			return err
+		}
+		names, err := d.adminClient().ListTableNames(req)
+		if err != nil {
+			return err
+		}
+		found = false
+		for _, t := range names {
+			if string(t.GetQualifier()) == name {
+				found = true
+			}
+		}
+		return nil
+	})
+	return found, err
+}
+
+// CreateSchema implements adapters.SchemaManager: it creates the table
+// with the column family (one version kept: YCSB reads only the latest),
+// pre-split (see splitKeys). An existing table is left as it is.
+func (d *DB) CreateSchema(ctx context.Context, p *properties.Properties) (string, error) {
+	table := p.String(propTable, d.table)
+	family := p.String(propColumnFamily, d.family)
+	if family == "" {
+		return "", &properties.Error{Property: propColumnFamily, Expected: "the column family to create (required)"}
+	}
+	splits, how, err := splitKeys(p)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := d.schemaCtx(ctx)
+	defer cancel()
+	exists, err := d.tableExists(ctx, table)
+	if err != nil {
+		return "", fmt.Errorf("hbase: checking table %s: %w", table, err)
+	}
+	if exists {
+		return fmt.Sprintf("table %s already exists (left unchanged)", table), nil
+	}
+	err = withRetry(ctx, func(ctx context.Context) error {
+		var opts []func(*hrpc.CreateTable)
+		if len(splits) > 0 {
+			opts = append(opts, hrpc.SplitKeys(splits))
+		}
+		ct := hrpc.NewCreateTable(ctx, []byte(table),
+			map[string]map[string]string{family: {"VERSIONS": "1"}}, opts...)
+		return d.adminClient().CreateTable(ct)
+	})
+	if err != nil {
+		if strings.Contains(err.Error(), "TableExistsException") {
+			// Created concurrently by another client since the check.
+			return fmt.Sprintf("table %s already exists (left unchanged)", table), nil
+		}
+		return "", fmt.Errorf("hbase: creating table %s: %w", table, err)
+	}
+	return fmt.Sprintf("created table %s with column family %s, %d regions (%s)", table, family, len(splits)+1, how), nil
+}
+
+// DropSchema implements adapters.SchemaManager: disable, then delete the
+// table; a missing table is reported, not an error.
+func (d *DB) DropSchema(ctx context.Context, p *properties.Properties) (string, error) {
+	table := p.String(propTable, d.table)
+	ctx, cancel := d.schemaCtx(ctx)
+	defer cancel()
+	exists, err := d.tableExists(ctx, table)
+	if err != nil {
+		return "", fmt.Errorf("hbase: checking table %s: %w", table, err)
+	}
+	if !exists {
+		return fmt.Sprintf("table %s does not exist", table), nil
+	}
+	err = withRetry(ctx, func(ctx context.Context) error {
+		return d.adminClient().DisableTable(hrpc.NewDisableTable(ctx, []byte(table)))
+	})
+	if err != nil && !strings.Contains(err.Error(), "TableNotEnabledException") {
+		return "", fmt.Errorf("hbase: disabling table %s: %w", table, err)
+	}
+	err = withRetry(ctx, func(ctx context.Context) error {
+		return d.adminClient().DeleteTable(hrpc.NewDeleteTable(ctx, []byte(table)))
+	})
+	if err != nil {
+		if strings.Contains(err.Error(), "TableNotFoundException") {
+			return fmt.Sprintf("table %s does not exist", table), nil
+		}
+		return "", fmt.Errorf("hbase: deleting table %s: %w", table, err)
+	}
+	return fmt.Sprintf("dropped table %s", table), nil
+}
+
+// CountRecords implements adapters.RecordCounter with a full scan that
+// returns only the first cell of each row, without its value
+// (FirstKeyOnlyFilter + KeyOnlyFilter), counting rows.
+func (d *DB) CountRecords(ctx context.Context, table string) (int64, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, countTimeout)
+		defer cancel()
+	}
+	f := filter.NewList(filter.MustPassAll, filter.NewFirstKeyOnlyFilter(), filter.NewKeyOnlyFilter(false))
+	scan, err := hrpc.NewScanStr(ctx, table, hrpc.Filters(f), hrpc.NumberOfRows(5000))
+	if err != nil {
+		return 0, err
+	}
+	sc := d.client.Scan(scan)
+	defer sc.Close()
+	var n int64
+	for {
+		res, err := sc.Next()
+		if err == errEOF {
+			return n, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("hbase: counting %s: %w", table, err)
+		}
+		if len(res.Cells) > 0 {
+			n++
+		}
+	}
+}
+
+// splitKeys returns the region split points for CreateSchema and a short
+// description of where they came from.
+//
+// hbase.presplit.keys gives them literally. Otherwise hbase.presplit.regions
+// (default 10) cuts the key space of hashed YCSB keys into that many equal
+// parts. Such keys are "user" + the decimal form of a hash that is uniform
+// over [0, 2^63), and they sort as strings, so split points evenly spaced
+// over first digits (user1 .. user9) would not be even: 19-digit hashes
+// starting with 9 only reach 9.22e18, so "user9..." holds about 3.6% of the
+// keys while "user1..." holds about 12%. The points are therefore computed
+// from that distribution (see fractionBelow) as quantiles, with prefixes
+// long enough to tell the regions apart. Ordered inserts (insertorder other
+// than hashed) have another distribution: give explicit keys for those.
+func splitKeys(p *properties.Properties) ([][]byte, string, error) {
+	if raw := p.String(propPresplitKeys, ""); raw != "" {
+		var out [][]byte
+		var prev string
+		for _, k := range strings.Split(raw, ",") {
+			k = strings.TrimSpace(k)
+			if k == "" {
+				continue
+			}
+			if prev != "" && k <= prev {
+				return nil, "", &properties.Error{Property: propPresplitKeys, Value: raw, Expected: "split keys in strictly increasing order"}
+			}
+			prev = k
+			out = append(out, []byte(k))
+		}
+		return out, "split at " + propPresplitKeys, nil
+	}
+	n, err := p.PositiveInt64(propPresplitN, defaultPresplit)
+	if err != nil {
+		return nil, "", err
+	}
+	if n > 10000 {
+		return nil, "", &properties.Error{Property: propPresplitN, Value: strconv.FormatInt(n, 10), Expected: "at most 10000 regions"}
+	}
+	if n == 1 {
+		return nil, "not pre-split", nil
+	}
+	out := make([][]byte, 0, n-1)
+	for _, s := range hashedSplitPoints(int(n)) {
+		out = append(out, []byte("user"+s))
+	}
+	return out, fmt.Sprintf("split evenly over hashed YCSB keys, %s=%d", propPresplitN, n), nil
+}
+
+// hashedSplitPoints returns n-1 digit strings d such that about k/n of the
+// hashed YCSB keys sort before "user"+d, for k = 1..n-1.
+func hashedSplitPoints(n int) []string {
+	// Prefix length: enough digits that adjacent quantiles get distinct
+	// prefixes (9*10^(L-1) candidates for n regions).
+	l := 4
+	for math.Pow(10, float64(l-1)) < float64(20*n) {
+		l++
+	}
+	lo := uint64(math.Pow10(l - 1))
+	hi := uint64(math.Pow10(l)) - 1
+	out := make([]string, 0, n-1)
+	for k := 1; k < n; k++ {
+		target := float64(k) / float64(n)
+		// Smallest L-digit prefix with at least target of the keys below
+		// it: fractionBelow grows with the prefix, so bisect.
+		a, b := lo, hi
+		for a < b {
+			m := a + (b-a)/2
+			if fractionBelow(strconv.FormatUint(m, 10)) >= target {
+				b = m
+			} else {
+				a = m + 1
+			}
+		}
+		s := strconv.FormatUint(a, 10)
+		if len(out) == 0 || out[len(out)-1] < s {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// fractionBelow returns the fraction of v in [0, 2^63) whose decimal form
+// sorts (as a string) before prefix, a digit string without leading zero.
+// It sums, per number of digits ℓ, the ℓ-digit values that sort lower:
+// for ℓ >= len(prefix) those below prefix·10^(ℓ-len); for shorter ones those
+// at most prefix's first ℓ digits (a proper prefix sorts first).
+func fractionBelow(prefix string) float64 {
+	const limit = uint64(1) << 63
+	pl := len(prefix)
+	var below uint64
+	pow := uint64(1) // 10^(ℓ-1)
+	for l := 1; l <= 19; l++ {
+		lo := pow
+		if l == 1 {
+			lo = 0 // "0" is the only number with a 0 first digit
+		}
+		hi := min(pow*10, limit) // pow*10 <= 10^19 fits in uint64
+		if lo >= hi {
+			break
+		}
+		var bound uint64
+		if l >= pl {
+			p, _ := strconv.ParseUint(prefix, 10, 64)
+			for i := pl; i < l; i++ {
+				p *= 10
+			}
+			bound = p
+		} else {
+			p, _ := strconv.ParseUint(prefix[:l], 10, 64)
+			bound = p + 1
+		}
+		bound = min(max(bound, lo), hi)
+		below += bound - lo
+		pow *= 10
+	}
+	return float64(below) / float64(limit)
+}

@@ -1,0 +1,335 @@
+package coordinator
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/ycsbctl/ycsbctl/agent"
+	"github.com/ycsbctl/ycsbctl/clock"
+	"github.com/ycsbctl/ycsbctl/engine"
+	"github.com/ycsbctl/ycsbctl/exitcode"
+	"github.com/ycsbctl/ycsbctl/properties"
+	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
+	"github.com/ycsbctl/ycsbctl/transport"
+	"github.com/ycsbctl/ycsbctl/version"
+)
+
+type runResult struct {
+	code   exitcode.Code
+	err    error
+	stdout string
+	stderr string
+	dir    string
+}
+
+func runCoord(t testing.TB, cfg Config) runResult {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cfg.Stdout, cfg.Stderr = &out, &errb
+	if cfg.ResultsDir == "" {
+		cfg.ResultsDir = t.TempDir()
+	}
+	code, err := Run(context.Background(), cfg)
+	r := runResult{code: code, err: err, stdout: out.String(), stderr: errb.String(), dir: cfg.ResultsDir}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("coordinator stderr:\n%s\nstdout:\n%s", r.stderr, r.stdout)
+		}
+	})
+	return r
+}
+
+// summaryValue finds "[metric], measurement, value" in YCSB text output.
+func summaryValue(t testing.TB, text, metric, meas string) float64 {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ", ", 3)
+		if len(parts) == 3 && parts[0] == "["+metric+"]" && parts[1] == meas {
+			v, err := strconv.ParseFloat(parts[2], 64)
+			if err != nil {
+				t.Fatalf("%s: %v", sc.Text(), err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("no [%s], %s in:\n%s", metric, meas, text)
+	return 0
+}
+
+func TestInProcessLoadAndRun(t *testing.T) {
+	agents := []string{testAgent(t, agent.Config{}), testAgent(t, agent.Config{}), testAgent(t, agent.Config{})}
+
+	load := runCoord(t, Config{DB: "basic", Phase: engine.Load, Agents: agents, Props: properties.FromMap(baseProps(nil))})
+	if load.code != exitcode.OK {
+		t.Fatalf("load: %v %v", load.code, load.err)
+	}
+	if got := summaryValue(t, load.stdout, "INSERT", "Operations"); got != 3000 {
+		t.Fatalf("load inserted %v, want 3000", got)
+	}
+	rep := readReport(t, load.dir)
+	if rep.Status != statusComplete || rep.Summary.Operations != 3000 {
+		t.Fatalf("load report: %s %d", rep.Status, rep.Summary.Operations)
+	}
+	// Each agent loaded its own contiguous third.
+	for i, a := range rep.Plan.Agents {
+		if a.InsertStart != int64(i*1000) || a.InsertCount != 1000 || rep.Agents[i].Operations != 1000 {
+			t.Errorf("agent %d: [%d,+%d) ops %d", i, a.InsertStart, a.InsertCount, rep.Agents[i].Operations)
+		}
+	}
+
+	// Paced so the run spans several 0.2 s intervals.
+	run := runCoord(t, Config{DB: "basic", Phase: engine.Run, Agents: agents, Status: true, Label: "T ",
+		Props: properties.FromMap(baseProps(map[string]string{"target": "3000", "readproportion": "0.5", "updateproportion": "0.3", "insertproportion": "0.2"}))})
+	if run.code != exitcode.OK {
+		t.Fatalf("run: %v %v", run.code, run.err)
+	}
+	rep = readReport(t, run.dir)
+	var sumAgents, sumFinal int64
+	for _, a := range rep.Agents {
+		sumAgents += a.Operations
+		sumFinal += a.Final.Operations
+		if a.StartSkewNs == nil {
+			t.Errorf("agent %d: no start skew", a.Index)
+		} else if sk := time.Duration(*a.StartSkewNs); sk < -50*time.Millisecond || sk > 100*time.Millisecond {
+			t.Errorf("agent %d: start skew %s", a.Index, sk)
+		}
+	}
+	total := int64(summaryValue(t, run.stdout, "OVERALL", "Throughput(ops/sec)") * summaryValue(t, run.stdout, "OVERALL", "RunTime(ms)") / 1000)
+	if rep.Summary.Operations != 3000 || sumAgents != 3000 || sumFinal != 3000 {
+		t.Fatalf("operations: merged %d, agents %d, finals %d; want 3000", rep.Summary.Operations, sumAgents, sumFinal)
+	}
+	if total < 2900 || total > 3100 {
+		t.Errorf("throughput x runtime = %d", total)
+	}
+	if len(rep.Intervals) < 4 {
+		t.Fatalf("only %d intervals", len(rep.Intervals))
+	}
+	var ivOps int64
+	for _, iv := range rep.Intervals {
+		var agentOps int64
+		for _, s := range iv.Agents {
+			agentOps += s.Operations
+		}
+		if agentOps != iv.Operations {
+			t.Fatalf("interval %d: merged %d != agents %d", iv.Seq, iv.Operations, agentOps)
+		}
+		ivOps += iv.Operations
+	}
+	if ivOps != 3000 {
+		t.Fatalf("intervals sum to %d", ivOps)
+	}
+	if n := strings.Count(run.stderr, "current ops/sec"); n < 4 {
+		t.Errorf("%d status lines:\n%s", n, run.stderr)
+	}
+	if !strings.Contains(run.stderr, "T 20") {
+		t.Errorf("label missing from status lines")
+	}
+	checkHlog(t, filepath.Join(run.dir, FileHlog), rep)
+	if _, err := os.Stat(filepath.Join(run.dir, FileSummary)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkHlog reads merged.hlog back with the HdrHistogram library: every
+// interval has a merged line per series that equals the sum of the
+// per-agent lines, with absolute timestamps.
+func checkHlog(t testing.TB, path string, rep *RunReport) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := hdrhistogram.NewHistogramLogReader(f)
+	all := map[string]int64{}
+	agents := map[string]int64{}
+	lines := 0
+	for {
+		h, err := r.NextIntervalHistogram()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h == nil {
+			break
+		}
+		lines++
+		tag := h.Tag()
+		dot := strings.LastIndex(tag, ".")
+		if dot < 0 {
+			t.Fatalf("tag %q", tag)
+		}
+		series, who := tag[:dot], tag[dot+1:]
+		if who == "all" {
+			all[series] += h.TotalCount()
+		} else if strings.HasPrefix(who, "agent-") {
+			agents[series] += h.TotalCount()
+		} else {
+			t.Fatalf("tag %q", tag)
+		}
+		// Absolute: within the run, not seconds since start.
+		if sec := float64(h.StartTimeMs()) / 1000; sec < float64(rep.StartedAt.Unix()-5) {
+			t.Fatalf("timestamp %v is not absolute", sec)
+		}
+	}
+	if lines == 0 || len(all) == 0 {
+		t.Fatal("empty hlog")
+	}
+	for s, n := range all {
+		if agents[s] != n {
+			t.Errorf("%s: merged %d, agents %d", s, n, agents[s])
+		}
+	}
+	for _, ss := range rep.Summary.Series {
+		if all[ss.Series] != ss.Count {
+			t.Errorf("%s: hlog %d, summary %d", ss.Series, all[ss.Series], ss.Count)
+		}
+	}
+}
+
+func TestInProcessTokenAndTLS(t *testing.T) {
+	c := newCerts(t)
+	good := &transport.TLSFiles{Cert: c.server, Key: c.serverKey, CA: c.ca}
+	secured := testAgent(t, agent.Config{TLS: good, Token: "s3cret-token"})
+	props := properties.FromMap(baseProps(map[string]string{"recordcount": "300", "operationcount": "300"}))
+	client := &transport.TLSFiles{Cert: c.client, Key: c.clientKey, CA: c.ca}
+
+	r := runCoord(t, Config{DB: "basic", Phase: engine.Load, Agents: []string{secured}, Props: props, TLS: client, Token: "s3cret-token"})
+	if r.code != exitcode.OK {
+		t.Fatalf("mTLS + token run: %v %v", r.code, r.err)
+	}
+	cases := []struct {
+		name  string
+		tls   *transport.TLSFiles
+		token string
+		want  string
+	}{
+		{"wrong token", client, "guess", "rejected the token"},
+		{"no token", client, "", "requires a token"},
+		{"no TLS", nil, "s3cret-token", "unreachable"},
+		{"client cert from another CA", &transport.TLSFiles{Cert: c.rogue, Key: c.rogueKey, CA: c.ca}, "s3cret-token", "TLS"},
+		{"agent cert not trusted", &transport.TLSFiles{Cert: c.client, Key: c.clientKey, CA: c.otherCA}, "s3cret-token", "TLS handshake failed"},
+	}
+	for _, tc := range cases {
+		r := runCoord(t, Config{DB: "basic", Phase: engine.Load, Agents: []string{secured}, Props: props, TLS: tc.tls, Token: tc.token})
+		if r.code != exitcode.Failure || r.err == nil || !strings.Contains(r.err.Error(), tc.want) {
+			t.Errorf("%s: code %v err %v, want failure mentioning %q", tc.name, r.code, r.err, tc.want)
+		}
+	}
+	// An agent presenting a certificate from another CA is refused by
+	// the coordinator.
+	rogueAgent := testAgent(t, agent.Config{TLS: &transport.TLSFiles{Cert: c.rogueSrv, Key: c.rogueSrK, CA: c.ca}})
+	r = runCoord(t, Config{DB: "basic", Phase: engine.Load, Agents: []string{rogueAgent}, Props: props, TLS: client})
+	if r.code != exitcode.Failure || !strings.Contains(r.err.Error(), "TLS handshake failed") {
+		t.Errorf("rogue agent: %v %v", r.code, r.err)
+	}
+}
+
+func TestInProcessVersionMismatch(t *testing.T) {
+	addr := testAgent(t, agent.Config{Version: "v9.9.9"})
+	r := runCoord(t, Config{DB: "basic", Phase: engine.Load, Agents: []string{addr}, Props: properties.FromMap(baseProps(nil))})
+	want := "version mismatch: coordinator runs ycsbctl " + version.Version + " (protocol 1), agent runs ycsbctl v9.9.9 (protocol 1)"
+	if r.code != exitcode.Failure || r.err == nil || !strings.Contains(r.err.Error(), want) {
+		t.Fatalf("got %v %v, want %q", r.code, r.err, want)
+	}
+}
+
+func TestInvalidConfigRefusedBeforeContact(t *testing.T) {
+	// Nothing listens here: an invalid config must fail without dialing.
+	nobody := "127.0.0.1:1"
+	props := properties.FromMap(baseProps(nil))
+	cases := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{DB: "basic", Props: props}, "--agents"},
+		{Config{DB: "basic", Props: props, Agents: []string{nobody, "127.0.0.1:1"}}, "--agents: duplicate"},
+		{Config{DB: "basic", Props: props, Agents: []string{"127.0.0.1"}, OnAgentLoss: "retry"}, "--on-agent-loss"},
+		{Config{DB: "nosuchdb", Props: props, Agents: []string{nobody}}, "unknown database"},
+		{Config{DB: "basic", Props: properties.FromMap(baseProps(map[string]string{"threadcount": "0"})), Agents: []string{nobody}}, "threadcount"},
+		{Config{DB: "basic", Props: properties.FromMap(baseProps(map[string]string{"operationcount": "2"})), Agents: []string{nobody, "127.0.0.2:1", "127.0.0.3:1"}, Phase: engine.Run}, "operationcount"},
+		{Config{DB: "basic", Props: props, Agents: []string{nobody}, TLS: &transport.TLSFiles{Cert: "x"}}, "--tls-cert, --tls-key and --tls-ca"},
+	}
+	for _, tc := range cases {
+		r := runCoord(t, tc.cfg)
+		if r.code != exitcode.InvalidConfig || r.err == nil || !strings.Contains(r.err.Error(), tc.want) {
+			t.Errorf("%+v: got %v %v, want invalid config mentioning %q", tc.cfg.Agents, r.code, r.err, tc.want)
+		}
+		if strings.Contains(r.stderr, "clock offset") {
+			t.Errorf("agents were contacted: %s", r.stderr)
+		}
+	}
+}
+
+// offsetClock is the real clock shifted, as on a host whose NTP is off.
+type offsetClock struct {
+	*clock.Real
+	off time.Duration
+}
+
+func (o offsetClock) Now() time.Time { return o.Real.Now().Add(o.off) }
+
+func TestInProcessClockOffset(t *testing.T) {
+	far := testAgent(t, agent.Config{Clock: offsetClock{clock.NewReal(), 2 * time.Second}})
+	r := runCoord(t, Config{DB: "basic", Phase: engine.Load, Agents: []string{far}, Props: properties.FromMap(baseProps(nil))})
+	if r.code != exitcode.Failure || !strings.Contains(r.err.Error(), "clock is 2") || !strings.Contains(r.err.Error(), "ahead of the coordinator's (limit 1s)") {
+		t.Fatalf("got %v %v", r.code, r.err)
+	}
+	// 300 ms off is within the limit: the start instant is converted to
+	// the agent's clock, so it still starts in lockstep.
+	near := testAgent(t, agent.Config{Clock: offsetClock{clock.NewReal(), 300 * time.Millisecond}})
+	plain := testAgent(t, agent.Config{})
+	r = runCoord(t, Config{DB: "basic", Phase: engine.Run, Agents: []string{near, plain},
+		Props: properties.FromMap(baseProps(map[string]string{"target": "3000", "operationcount": "1500"}))})
+	if r.code != exitcode.OK {
+		t.Fatalf("%v %v", r.code, r.err)
+	}
+	rep := readReport(t, r.dir)
+	if off := time.Duration(rep.Agents[0].ClockOffsetNs); off < 295*time.Millisecond || off > 305*time.Millisecond {
+		t.Fatalf("estimated offset %s, want 300ms", off)
+	}
+	// Interval boundaries line up across agents on the coordinator clock
+	// (had the 300 ms not been converted, agent 0's would be 300 ms early).
+	for _, iv := range rep.Intervals {
+		if len(iv.Agents) == 2 {
+			if d := time.Duration(iv.Agents[0].StartUnixNs - iv.Agents[1].StartUnixNs); d > 30*time.Millisecond || d < -30*time.Millisecond {
+				t.Errorf("interval %d starts %s apart on the two agents", iv.Seq, d)
+			}
+		}
+	}
+}
+
+func TestInProcessBusyAgent(t *testing.T) {
+	addr := testAgent(t, agent.Config{})
+	// Occupy the agent with a raw session, as another coordinator would.
+	cc, err := transport.Dial(addr, nil, "", transport.Identity{Version: version.Version, Protocol: version.Protocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := pb.NewAgentClient(cc).Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(&pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Hello{Hello: &pb.Hello{Version: version.Version, Protocol: version.Protocol, RunId: "run-1", Coordinator: "other coordinator"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	r := runCoord(t, Config{DB: "basic", Phase: engine.Load, Agents: []string{addr}, Props: properties.FromMap(baseProps(nil))})
+	if r.code != exitcode.Failure || !strings.Contains(r.err.Error(), "busy: running run run-1 for other coordinator") {
+		t.Fatalf("got %v %v", r.code, r.err)
+	}
+}

@@ -1,0 +1,886 @@
+package coordinator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ycsbctl/ycsbctl/clock"
+	"github.com/ycsbctl/ycsbctl/engine"
+	"github.com/ycsbctl/ycsbctl/exitcode"
+	"github.com/ycsbctl/ycsbctl/measurement"
+	"github.com/ycsbctl/ycsbctl/output"
+	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
+	"github.com/ycsbctl/ycsbctl/transport"
+	"github.com/ycsbctl/ycsbctl/version"
+)
+
+// Agent states as reported in AgentStatus and run.json.
+const (
+	stConnecting = "connecting"
+	stPreparing  = "preparing"
+	stReady      = "ready"
+	stRunning    = "running"
+	stFinished   = "finished"
+	stLost       = "lost"
+	stFailed     = "failed"
+)
+
+// Run statuses in run.json.
+const (
+	statusComplete = "complete"
+	statusPartial  = "partial"
+	statusAborted  = "aborted"
+)
+
+type runPhase uint8
+
+const (
+	phasePreparing runPhase = iota
+	phaseRunning
+	phaseStopping
+)
+
+// pingSamples per agent for the clock-offset estimate.
+const pingSamples = 8
+
+// agentRun is the coordinator's record of one agent.
+type agentRun struct {
+	idx  int
+	addr string
+	conn *conn
+
+	state    string
+	hostname string
+	version  string
+	protocol uint32
+	offset   time.Duration
+	rtt      time.Duration
+
+	attached     bool
+	sentPrepare  bool
+	prepared     bool
+	threads      int
+	startedAt    int64 // coordinator-clock Unix ns of the agent's actual start
+	hasStarted   bool
+	final        *pb.Final
+	lost         bool
+	lostFor      string
+	gone         bool
+	failed       string
+	lastHeard    int64 // clk.Nanotime
+	reconnects   int
+	ops          int64
+	intervals    int
+	lastOpsPerS  float64
+	lastCPU      float64
+	cpuTotal     float64
+	lagNs        int64
+	lastSeq      int64
+	localInserts int64
+	maxSeq       int64
+}
+
+// settled: nothing more is expected from the agent.
+func (a *agentRun) settled(m *merger) bool {
+	if a.lost || a.gone || a.failed != "" {
+		return true
+	}
+	if a.final == nil {
+		return false
+	}
+	for s := int64(1); s <= a.final.Intervals; s++ {
+		if !m.has(a.idx, s) {
+			return false
+		}
+	}
+	return true
+}
+
+type coord struct {
+	s      *settings
+	clk    clock.Clock
+	runID  string
+	self   transport.Identity
+	agents []*agentRun
+	events chan event
+	done   chan struct{}
+	m      *merger
+	spool  *spool
+	dec    transport.Decoded
+
+	phase         runPhase
+	startedWall   time.Time
+	plannedStart  int64 // coordinator-clock Unix ns
+	measureStart  int64
+	prepDeadline  int64
+	stopDeadline  int64
+	stopReason    string
+	operatorAbort bool
+	abortedByLoss bool
+	runFailure    error
+	lastHB        int64
+	notes         []string
+	mergeNs       int64
+	sealed        int64
+}
+
+// Run executes one distributed load or run phase and returns its exit
+// code with the error that explains a non-zero one. ctx being canceled
+// (the operator's Ctrl-C) stops the agents gracefully and yields
+// exitcode.Aborted, after the summary and bundle are written.
+func Run(ctx context.Context, cfg Config) (exitcode.Code, error) {
+	s, err := validate(cfg)
+	if err != nil {
+		return codeOf(err), err
+	}
+	c := &coord{s: s, clk: s.Clock, runID: newRunID(), events: make(chan event, 4096), done: make(chan struct{})}
+	c.self = transport.Identity{Version: version.Version, Protocol: version.Protocol}
+	if s.Version != "" {
+		c.self.Version = s.Version
+	}
+	code, err := c.run(ctx)
+	return code, err
+}
+
+func codeOf(err error) exitcode.Code {
+	var ce *exitcode.Error
+	if errors.As(err, &ce) {
+		return ce.Code
+	}
+	if err != nil {
+		return exitcode.Failure
+	}
+	return exitcode.OK
+}
+
+func newRunID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+func (c *coord) logf(format string, args ...any) {
+	fmt.Fprintf(c.s.Stderr, format+"\n", args...)
+}
+
+func (c *coord) run(ctx context.Context) (exitcode.Code, error) {
+	s := c.s
+	c.startedWall = c.clk.Now()
+	c.logf("ycsbctl coordinator %s: %s %s on %d agents, run %s", c.self.Version, s.Phase, s.DB, len(s.agents), c.runID)
+	if s.Token != "" && !s.TLS.Enabled() {
+		for _, a := range s.agents {
+			host := a[:strings.LastIndex(a, ":")]
+			if !isLoopbackHost(host) {
+				c.logf("WARNING: --token is sent in clear text to %s without TLS", a)
+				break
+			}
+		}
+	}
+
+	// Connect and measure clocks. Everything that can refuse (token,
+	// certificate, version, busy, clock offset) refuses here, before any
+	// agent touches a database.
+	connCtx, cancelConns := context.WithCancel(context.Background())
+	defer cancelConns()
+	name := coordinatorName()
+	var errs []string
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i, addr := range s.agents {
+		a := &agentRun{idx: i, addr: addr, state: stConnecting}
+		c.agents = append(c.agents, a)
+		cc, err := transport.Dial(addr, s.TLS, s.Token, c.self)
+		if err != nil {
+			return exitcode.Failure, fmt.Errorf("agent %d (%s): %w", i, addr, err)
+		}
+		h := &pb.Hello{Version: c.self.Version, Protocol: c.self.Protocol, RunId: c.runID, Coordinator: name, AgentIndex: int32(i)}
+		a.conn = &conn{idx: i, addr: addr, cc: cc, cli: pb.NewAgentClient(cc), hello: h, events: c.events, done: c.done}
+		defer cc.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.probe(ctx, a); err != nil {
+				mu.Lock()
+				errs = append(errs, err.Error())
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return exitcode.Aborted, errors.New("interrupted before the run started")
+	}
+	if len(errs) > 0 {
+		sort.Strings(errs)
+		return exitcode.Failure, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	for _, a := range c.agents {
+		c.logf("agent %d %s (%s, %s): clock offset %s, rtt %s", a.idx, a.addr, a.hostname, a.version, fmtDur(a.offset), fmtDur(a.rtt))
+	}
+
+	c.m = newMerger(len(c.agents))
+	if s.ResultsDir != "" {
+		sp, err := openSpool(s.ResultsDir, c.runID)
+		if err != nil {
+			return exitcode.Failure, fmt.Errorf("--results: %w", err)
+		}
+		c.spool = sp
+		defer sp.close()
+	}
+
+	var loops sync.WaitGroup
+	for _, a := range c.agents {
+		loops.Add(1)
+		go func(a *agentRun) {
+			defer loops.Done()
+			a.conn.loop(connCtx)
+		}(a)
+	}
+	c.phase = phasePreparing
+	c.prepDeadline = c.clk.Nanotime() + int64(s.PrepareTimeout)
+	code, err := c.loop(ctx)
+
+	// Release every agent we can still reach, let the Release go out,
+	// then tear the connections down. Agents we cannot reach stop by
+	// themselves when their lease runs out.
+	for _, a := range c.agents {
+		a.conn.release()
+	}
+	close(c.done)
+	waitTimeout(&loops, 2*time.Second, cancelConns)
+	cancelConns()
+	loops.Wait()
+	return code, err
+}
+
+func waitTimeout(wg *sync.WaitGroup, d time.Duration, then func()) {
+	ch := make(chan struct{})
+	go func() { wg.Wait(); close(ch) }()
+	select {
+	case <-ch:
+	case <-time.After(d):
+		then()
+	}
+}
+
+func coordinatorName() string {
+	h, _ := os.Hostname()
+	return fmt.Sprintf("coordinator %s (pid %d)", h, os.Getpid())
+}
+
+func isLoopbackHost(h string) bool {
+	h = strings.Trim(h, "[]")
+	return h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1"
+}
+
+// probe pings an agent: identity, busy state, clock offset.
+func (c *coord) probe(ctx context.Context, a *agentRun) error {
+	off, rtt, resp, err := probeClock(ctx, a.conn.cli, c.clk, pingSamples)
+	if err != nil {
+		msg := describeRPCError(err)
+		if st, _ := status.FromError(err); c.s.TLS.Enabled() && st.Code() == codes.Unavailable && !strings.Contains(msg, "TLS") && !strings.Contains(msg, "connection refused") {
+			// With TLS 1.3 the agent's rejection of our certificate arrives
+			// after the client considers the handshake done, as a reset.
+			msg = "connection dropped during TLS setup: the agent probably rejected our client certificate (check --tls-cert/--tls-key/--tls-ca on both sides): " + msg
+		}
+		return fmt.Errorf("agent %d (%s): %s", a.idx, a.addr, msg)
+	}
+	a.hostname, a.version, a.protocol = resp.Hostname, resp.Version, resp.Protocol
+	peer := transport.Identity{Version: resp.Version, Protocol: resp.Protocol}
+	if peer != c.self {
+		return fmt.Errorf("agent %d (%s): %v", a.idx, a.addr, transport.VersionMismatch(c.self, peer))
+	}
+	if resp.BusyRun != "" {
+		return fmt.Errorf("agent %d (%s): busy: running run %s for %s", a.idx, a.addr, resp.BusyRun, resp.BusyCoordinator)
+	}
+	a.offset, a.rtt = off, rtt
+	if lim := c.s.MaxClockOffset; lim > 0 && (off > lim || off < -lim) {
+		dir := "ahead of"
+		if off < 0 {
+			dir = "behind"
+		}
+		return fmt.Errorf("agent %d (%s): its clock is %s %s the coordinator's (limit %s): synchronise clocks (NTP/chrony) or raise the clock-offset limit", a.idx, a.addr, fmtDur(abs(off)), dir, lim)
+	}
+	return nil
+}
+
+func abs(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case abs(d) >= time.Second:
+		return d.Round(time.Millisecond).String()
+	case abs(d) >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	}
+	return d.Round(time.Microsecond).String()
+}
+
+// describeRPCError turns transport errors into operator language.
+func describeRPCError(err error) string {
+	st, ok := status.FromError(err)
+	if !ok {
+		return err.Error()
+	}
+	msg := st.Message()
+	switch st.Code() {
+	case codes.Unauthenticated:
+		return "rejected the token: " + msg
+	case codes.FailedPrecondition:
+		return msg
+	case codes.Unavailable:
+		low := strings.ToLower(msg)
+		if strings.Contains(low, "certificate") || strings.Contains(low, "tls") || strings.Contains(low, "handshake") {
+			return "TLS handshake failed (check --tls-cert/--tls-key/--tls-ca on both sides): " + msg
+		}
+		return "unreachable: " + msg
+	case codes.DeadlineExceeded:
+		return "no answer within 5s"
+	}
+	return st.Code().String() + ": " + msg
+}
+
+// loop is the coordinator's single event loop: all run state is owned
+// here, so no locks guard it.
+func (c *coord) loop(ctx context.Context) (exitcode.Code, error) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case <-ctxDone:
+			ctxDone = nil
+			if c.phase == phasePreparing {
+				return exitcode.Aborted, errors.New("interrupted while agents were preparing")
+			}
+			c.operatorAbort = true
+			c.logf("Interrupted: stopping all agents gracefully")
+			c.beginStop("interrupted by operator", false)
+		case e := <-c.events:
+			if err := c.handle(e); err != nil {
+				return codeOf(err), err
+			}
+		case <-tick.C:
+			if err := c.tick(); err != nil {
+				return codeOf(err), err
+			}
+		}
+		c.sealReady()
+		if c.phase == phasePreparing {
+			if err := c.maybeStart(); err != nil {
+				return codeOf(err), err
+			}
+			continue
+		}
+		if c.allSettled() || (c.phase == phaseStopping && c.clk.Nanotime() > c.stopDeadline) {
+			return c.finish()
+		}
+	}
+}
+
+func (c *coord) allSettled() bool {
+	for _, a := range c.agents {
+		if !a.settled(c.m) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *coord) agentErr(a *agentRun, format string, args ...any) error {
+	return fmt.Errorf("agent %d (%s): %s", a.idx, a.addr, fmt.Sprintf(format, args...))
+}
+
+func (c *coord) handle(e event) error {
+	a := c.agents[e.agent]
+	now := c.clk.Nanotime()
+	switch e.kind {
+	case evAttached:
+		a.attached = true
+		a.lastHeard = now
+		if !e.resume {
+			a.conn.send(c.prepareMsg(a))
+			a.sentPrepare = true
+			a.state = stPreparing
+			return nil
+		}
+		a.reconnects++
+		if a.lost {
+			a.lost = false
+			c.notes = append(c.notes, fmt.Sprintf("agent %d (%s) was declared lost (%s) and re-attached later", a.idx, a.addr, a.lostFor))
+			a.state = stRunning
+		}
+		c.logf("agent %d (%s): stream re-established (agent state %s); unacknowledged intervals are resent", a.idx, a.addr, e.hello.State)
+		// Re-send whatever the broken stream may have swallowed.
+		switch e.hello.State {
+		case pb.RunState_RUN_STATE_IDLE:
+			a.conn.send(c.prepareMsg(a))
+		case pb.RunState_RUN_STATE_READY:
+			if c.phase != phasePreparing {
+				a.conn.send(c.startMsg(a))
+			}
+		}
+		if c.phase == phaseStopping && e.hello.State != pb.RunState_RUN_STATE_FINISHED {
+			a.conn.send(&pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Stop{Stop: &pb.Stop{Reason: c.stopReason}}})
+		}
+	case evDetached:
+		a.attached = false
+		if !a.settled(c.m) {
+			c.logf("agent %d (%s): stream broke (%s); re-connecting", a.idx, a.addr, describeRPCError(e.err))
+		}
+	case evGone:
+		a.gone = true
+		a.attached = false
+		if c.phase == phasePreparing {
+			return exitcode.Wrap(exitcode.Failure, c.agentErr(a, "%s", describeRPCError(e.err)))
+		}
+		if !a.settled(c.m) || a.final == nil {
+			a.gone = false // let lose() apply the policy
+			c.lose(a, describeRPCError(e.err))
+			a.gone = true
+		}
+	case evMsg:
+		a.lastHeard = now
+		return c.handleMsg(a, e.msg)
+	}
+	return nil
+}
+
+func (c *coord) prepareMsg(a *agentRun) *pb.CoordinatorMsg {
+	ph := pb.Phase_PHASE_RUN
+	if c.s.Phase == engine.Load {
+		ph = pb.Phase_PHASE_LOAD
+	}
+	ap := c.s.plan.Agents[a.idx]
+	return &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Prepare{Prepare: &pb.Prepare{
+		Db: c.s.DB, Phase: ph, Properties: ap.Props, AgentIndex: int32(a.idx), AgentCount: int32(len(c.agents)), IntervalNs: int64(c.s.Interval),
+	}}}
+}
+
+func (c *coord) startMsg(a *agentRun) *pb.CoordinatorMsg {
+	return &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Start{Start: &pb.Start{StartUnixNs: c.plannedStart + int64(a.offset)}}}
+}
+
+func (c *coord) handleMsg(a *agentRun, m *pb.AgentMsg) error {
+	switch x := m.Msg.(type) {
+	case *pb.AgentMsg_Prepared:
+		a.prepared = true
+		a.threads = int(x.Prepared.Threads)
+		if a.state == stPreparing {
+			a.state = stReady
+		}
+	case *pb.AgentMsg_Failed:
+		a.failed = x.Failed.Stage + ": " + x.Failed.Reason
+		a.state = stFailed
+		if c.phase == phasePreparing {
+			return exitcode.Wrap(exitcode.Failure, c.agentErr(a, "failed to prepare: %s", x.Failed.Reason))
+		}
+		c.logf("agent %d (%s) failed: %s", a.idx, a.addr, a.failed)
+		if c.runFailure == nil {
+			c.runFailure = c.agentErr(a, "failed: %s", a.failed)
+		}
+		if c.phase == phaseRunning {
+			c.beginStop(fmt.Sprintf("agent %d failed", a.idx), false)
+		}
+	case *pb.AgentMsg_Started:
+		a.hasStarted = true
+		a.startedAt = x.Started.StartedUnixNs - int64(a.offset)
+		if a.state == stReady {
+			a.state = stRunning
+		}
+	case *pb.AgentMsg_Interval:
+		return c.onRecord(a, x.Interval)
+	case *pb.AgentMsg_Heartbeat:
+		hb := x.Heartbeat
+		if hb.LocalInsertsAcknowledged > a.localInserts {
+			a.localInserts = hb.LocalInsertsAcknowledged
+		}
+		a.lagNs = hb.LagNs
+	case *pb.AgentMsg_Final:
+		if a.final == nil {
+			a.final = x.Final
+			a.state = stFinished
+		}
+		a.conn.send(&pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Ack{Ack: &pb.Ack{Final: true}}})
+	}
+	return nil
+}
+
+func (c *coord) onRecord(a *agentRun, rec *pb.IntervalRecord) error {
+	if int(rec.AgentIndex) != a.idx {
+		c.logf("agent %d (%s): dropped a record claiming to be from agent %d", a.idx, a.addr, rec.AgentIndex)
+		return nil
+	}
+	ack := &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Ack{Ack: &pb.Ack{Seqs: []int64{rec.Seq}}}}
+	if c.m.has(a.idx, rec.Seq) {
+		a.conn.send(ack) // its ack was lost; say it again
+		return nil
+	}
+	t0 := time.Now()
+	if err := transport.DecodeRecord(rec, &c.dec); err != nil {
+		// Not acknowledged: a corrupt record is a protocol violation, and
+		// dropping it silently would lose data.
+		c.logf("agent %d (%s): rejected interval: %v", a.idx, a.addr, err)
+		return nil
+	}
+	off := int64(a.offset)
+	start, end := c.dec.StartNs-off, c.dec.EndNs-off
+	if _, err := c.m.add(a.idx, &c.dec, start, end); err != nil {
+		c.logf("agent %d (%s): merging interval %d: %v", a.idx, a.addr, rec.Seq, err)
+		return nil
+	}
+	c.mergeNs += int64(time.Since(t0))
+	if c.spool != nil {
+		if err := c.spool.put(a.idx, rec); err != nil {
+			return exitcode.Wrap(exitcode.Failure, fmt.Errorf("--results: spooling interval: %w", err))
+		}
+	}
+	a.conn.send(ack)
+	a.ops += c.dec.Ops
+	a.intervals++
+	a.cpuTotal += c.dec.CPUSeconds
+	a.lastCPU = c.dec.CPUSeconds
+	if d := end - start; d > 0 {
+		a.lastOpsPerS = float64(c.dec.Ops) / (float64(d) / 1e9)
+	}
+	a.lagNs = c.dec.LagNs
+	if rec.Seq > a.lastSeq {
+		a.lastSeq = rec.Seq
+	}
+	if c.dec.LocalInserts > a.localInserts {
+		a.localInserts = c.dec.LocalInserts
+	}
+	return nil
+}
+
+// expect reports whether agent i may still deliver seq.
+func (c *coord) expect(i int, seq int64) bool {
+	a := c.agents[i]
+	switch {
+	case a.lost, a.gone, a.failed != "":
+		return false
+	case a.final != nil:
+		return seq <= a.final.Intervals
+	case !a.prepared:
+		return false
+	}
+	return true
+}
+
+func (c *coord) sealReady() {
+	if c.m == nil {
+		return
+	}
+	for c.m.sealable(c.expect) {
+		t0 := time.Now()
+		s := c.m.seal()
+		c.mergeNs += int64(time.Since(t0))
+		c.sealed++
+		c.emit(s)
+	}
+}
+
+func (c *coord) progress(s *seqMerge) engine.Progress {
+	final := true
+	for _, a := range c.agents {
+		if a.final == nil && !a.lost && !a.gone && a.failed == "" {
+			final = false
+		} else if a.final != nil && a.final.Intervals > s.iv.Seq {
+			final = false
+		}
+	}
+	return engine.Progress{
+		Phase:        c.s.Phase,
+		Elapsed:      time.Duration(s.iv.EndNs - c.measureStart),
+		Budget:       c.s.plan.OperationCount,
+		MaxExecution: c.s.bench.MaxExecution,
+		Final:        final,
+		Lag:          time.Duration(s.lagNs),
+	}
+}
+
+func (c *coord) emit(s *seqMerge) {
+	if c.measureStart == 0 {
+		c.measureStart = s.iv.StartNs
+	}
+	p := c.progress(s)
+	if c.s.Status {
+		fmt.Fprintln(c.s.Stderr, output.StatusLine(c.s.Label, time.Unix(0, s.iv.EndNs), p, s.iv, c.m.cum))
+	}
+	if len(c.s.Observers) == 0 {
+		return
+	}
+	u := &Update{RunID: c.runID, Seq: s.iv.Seq, Interval: s.iv, Cumulative: c.m.cum.Clone(), Progress: p, Agents: c.agentStatuses()}
+	for _, o := range c.s.Observers {
+		o.OnInterval(u)
+	}
+}
+
+func (c *coord) agentStatuses() []AgentStatus {
+	out := make([]AgentStatus, len(c.agents))
+	for i, a := range c.agents {
+		out[i] = AgentStatus{
+			Index: a.idx, Address: a.addr, Hostname: a.hostname, Version: a.version, State: a.state,
+			ClockOffset: a.offset, RTT: a.rtt, StartSkew: c.skew(a), Ops: a.ops, OpsPerSec: a.lastOpsPerS,
+			CPUSeconds: a.lastCPU, Lag: time.Duration(a.lagNs), LastSeq: a.lastSeq, Reconnects: a.reconnects, Error: a.failed,
+		}
+		if a.lost {
+			out[i].Error = "lost: " + a.lostFor
+		}
+	}
+	return out
+}
+
+func (c *coord) skew(a *agentRun) time.Duration {
+	if !a.hasStarted || c.plannedStart == 0 {
+		return 0
+	}
+	return time.Duration(a.startedAt - c.plannedStart)
+}
+
+// maybeStart starts the run once every agent is prepared: at one instant
+// a moment ahead, far enough that every Start message arrives first.
+func (c *coord) maybeStart() error {
+	var maxRTT time.Duration
+	for _, a := range c.agents {
+		if !a.prepared {
+			return nil
+		}
+		if a.rtt > maxRTT {
+			maxRTT = a.rtt
+		}
+	}
+	lead := 4 * maxRTT
+	if lead < 500*time.Millisecond {
+		lead = 500 * time.Millisecond
+	}
+	c.plannedStart = c.clk.Now().Add(lead).UnixNano()
+	for _, a := range c.agents {
+		a.conn.send(c.startMsg(a))
+	}
+	c.phase = phaseRunning
+	c.sendHeartbeats()
+	c.logf("Starting test on %d agents at %s.", len(c.agents), time.Unix(0, c.plannedStart).Format("15:04:05.000"))
+	return nil
+}
+
+func (c *coord) tick() error {
+	now := c.clk.Nanotime()
+	if now-c.lastHB >= int64(time.Second) {
+		c.sendHeartbeats()
+	}
+	for _, a := range c.agents {
+		if a.settled(c.m) || a.lastHeard == 0 {
+			continue
+		}
+		if silent := time.Duration(now - a.lastHeard); silent > c.s.AgentTimeout {
+			if c.phase == phasePreparing {
+				return exitcode.Wrap(exitcode.Failure, c.agentErr(a, "silent for %s while preparing", silent.Round(time.Millisecond)))
+			}
+			c.lose(a, fmt.Sprintf("silent for %s", silent.Round(time.Millisecond)))
+		}
+	}
+	if c.phase == phasePreparing && now > c.prepDeadline {
+		var slow []string
+		for _, a := range c.agents {
+			if !a.prepared {
+				slow = append(slow, fmt.Sprintf("%d (%s)", a.idx, a.addr))
+			}
+		}
+		return exitcode.Wrap(exitcode.Failure, fmt.Errorf("agents %s did not finish preparing within %s", strings.Join(slow, ", "), c.s.PrepareTimeout))
+	}
+	return nil
+}
+
+// sendHeartbeats renews every agent's lease and, in the run phase, hands
+// out the cluster-wide acknowledged key limit.
+func (c *coord) sendHeartbeats() {
+	c.lastHB = c.clk.Nanotime()
+	hb := &pb.Heartbeat{SentUnixNs: c.clk.Now().UnixNano()}
+	if c.s.Phase == engine.Run && c.s.plan.RecordCount < 1<<62 {
+		acked := make([]int64, len(c.agents))
+		for i, a := range c.agents {
+			acked[i] = a.localInserts
+		}
+		lim := ClusterLimit(c.s.plan.RecordCount, acked)
+		hb.AcknowledgedKeyLimit = &lim
+	}
+	for _, a := range c.agents {
+		if a.attached {
+			a.conn.send(&pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Heartbeat{Heartbeat: hb}})
+		}
+	}
+}
+
+// lose applies the agent-loss policy.
+func (c *coord) lose(a *agentRun, why string) {
+	if a.lost {
+		return
+	}
+	a.lost = true
+	a.lostFor = why
+	a.state = stLost
+	c.logf("agent %d (%s) lost: %s (--on-agent-loss=%s)", a.idx, a.addr, why, c.s.OnAgentLoss)
+	if c.s.OnAgentLoss == LossAbort {
+		if !c.abortedByLoss && c.phase != phaseStopping {
+			c.abortedByLoss = true
+			c.beginStop(fmt.Sprintf("agent %d (%s) lost", a.idx, a.addr), false)
+		} else {
+			c.abortedByLoss = true
+		}
+	}
+}
+
+// beginStop asks every agent still running to stop; their last intervals
+// and finals are still collected (within StopTimeout).
+func (c *coord) beginStop(reason string, abort bool) {
+	if c.phase == phaseStopping {
+		return
+	}
+	c.phase = phaseStopping
+	c.stopReason = reason
+	c.stopDeadline = c.clk.Nanotime() + int64(c.s.StopTimeout)
+	for _, a := range c.agents {
+		if a.final == nil && !a.lost {
+			a.conn.send(&pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Stop{Stop: &pb.Stop{Abort: abort, Reason: reason}}})
+		}
+	}
+}
+
+// finish seals what is left, writes the summary and the bundle, and
+// decides the exit code.
+func (c *coord) finish() (exitcode.Code, error) {
+	// Seal everything that arrived, even from agents that were lost.
+	for len(c.m.open) > 0 {
+		if _, ok := c.m.open[c.m.nextSeal]; !ok {
+			c.m.nextSeal++
+			continue
+		}
+		c.emit(c.m.seal())
+	}
+	status := statusComplete
+	var reasons []string
+	for _, a := range c.agents {
+		switch {
+		case a.lost:
+			reasons = append(reasons, fmt.Sprintf("agent %d (%s) lost: %s", a.idx, a.addr, a.lostFor))
+		case a.failed != "":
+			reasons = append(reasons, fmt.Sprintf("agent %d (%s) failed: %s", a.idx, a.addr, a.failed))
+		case a.final == nil:
+			reasons = append(reasons, fmt.Sprintf("agent %d (%s) did not report its end", a.idx, a.addr))
+		case !a.settled(c.m):
+			reasons = append(reasons, fmt.Sprintf("agent %d (%s): intervals missing", a.idx, a.addr))
+		case a.final.Operations != a.ops:
+			reasons = append(reasons, fmt.Sprintf("agent %d (%s) measured %d operations but %d arrived", a.idx, a.addr, a.final.Operations, a.ops))
+		}
+	}
+	if len(reasons) > 0 {
+		status = statusPartial
+	}
+	code := exitcode.OK
+	var err error
+	switch {
+	case c.operatorAbort:
+		status, code = statusAborted, exitcode.Aborted
+		err = errors.New("run interrupted by operator")
+	case c.abortedByLoss:
+		status, code = statusAborted, exitcode.AgentLost
+		err = fmt.Errorf("agent lost, run stopped (--on-agent-loss=abort): %s", strings.Join(reasons, "; "))
+	case c.runFailure != nil:
+		status, code = statusAborted, exitcode.Failure
+		err = c.runFailure
+	}
+	reasons = append(reasons, c.notes...)
+
+	sum := c.summary(status, reasons)
+	w := c.s.Stdout
+	if c.s.exportFile != "" {
+		f, ferr := os.Create(c.s.exportFile)
+		if ferr != nil {
+			return exitcode.Failure, fmt.Errorf("property %q: %w", PropExportFile, ferr)
+		}
+		defer f.Close()
+		w = f
+	}
+	if eerr := output.Export(w, c.s.exporter, sum); eerr != nil {
+		return exitcode.Failure, eerr
+	}
+	if c.s.ResultsDir != "" {
+		if berr := c.writeBundle(status, reasons, code, err, sum); berr != nil {
+			if code == exitcode.OK {
+				code = exitcode.Failure
+				err = fmt.Errorf("--results: %w", berr)
+			} else {
+				c.logf("--results: %v", berr)
+			}
+		}
+	}
+	if code == exitcode.OK && status == statusPartial {
+		c.logf("WARNING: results are partial: %s", strings.Join(reasons, "; "))
+	}
+	if code == exitcode.OK && c.s.maxErrRate >= 0 {
+		var all int64
+		for op := range c.m.cum.Returns {
+			all += c.m.cum.ReturnTotal(measurement.Op(op))
+		}
+		if all > 0 {
+			if rate := float64(c.m.cum.Errors()) / float64(all); rate > c.s.maxErrRate {
+				return exitcode.DBErrors, fmt.Errorf("%d of %d operations failed (%.4f > %s=%g)", c.m.cum.Errors(), all, rate, PropMaxErrorRate, c.s.maxErrRate)
+			}
+		}
+	}
+	return code, err
+}
+
+// window returns the measured window on the coordinator's clock: from the
+// earliest agent start to the latest agent end.
+func (c *coord) window() (start, end int64) {
+	for _, a := range c.agents {
+		if a.final == nil || a.final.Intervals == 0 {
+			continue
+		}
+		s, e := a.final.StartUnixNs-int64(a.offset), a.final.EndUnixNs-int64(a.offset)
+		if start == 0 || s < start {
+			start = s
+		}
+		if e > end {
+			end = e
+		}
+	}
+	if start == 0 {
+		start, end = c.m.cum.StartNs, c.m.cum.EndNs
+	}
+	return start, end
+}
+
+func (c *coord) summary(status string, reasons []string) *output.Summary {
+	start, end := c.window()
+	var warm int64
+	for _, a := range c.agents {
+		if a.final != nil {
+			warm += a.final.WarmupOps
+		}
+	}
+	sum := &output.Summary{RunTime: time.Duration(end - start), Total: c.m.cum, Percentiles: c.s.percentiles, Warmup: warm}
+	if status != statusComplete {
+		sum.Notes = append(sum.Notes, "Results are "+status)
+	}
+	sum.Notes = append(sum.Notes, reasons...)
+	return sum
+}

@@ -1,0 +1,317 @@
+#!/usr/bin/env bash
+# Apache HBase 2.6.4 in standalone mode (one JVM: HMaster, RegionServer and
+# an in-process ZooKeeper) for the integration tests, run from Maven Central
+# jars on JDK 17 and bound to 127.0.0.1 only (recipe: shared/notes/hbase.md).
+#
+#   hbase.sh start|stop|status|endpoint
+#
+# Normally called through integration/servers.sh, which sets
+# $YCSBCTL_SERVERS_DIR. Layout under $YCSBCTL_SERVERS_DIR/hbase/:
+#   pom.xml, lib/   jars (cached across starts; lib/.complete marks a full copy)
+#   conf/           hbase-site.xml and log4j2.properties (rewritten each start)
+#   run/            data (rootdir, ZooKeeper) and logs: wiped at every start
+#   hbase.pid       PID of the JVM we started; stop only ever signals that PID
+#
+# The endpoint printed is the ZooKeeper quorum, 127.0.0.1:2181, which is what
+# HBase clients are given.
+#
+# Environment: YCSBCTL_START_TIMEOUT (seconds, default 300) bounds the wait
+# for readiness; JAVA17_HOME picks a specific JDK 17.
+set -euo pipefail
+
+HBASE_VERSION=2.6.4
+LOG4J_VERSION=2.17.2
+HOST=127.0.0.1
+ZK_PORT=2181
+MASTER_PORT=16000
+RS_PORT=16020
+MAIN_CLASS=org.apache.hadoop.hbase.master.HMaster
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+servers_dir="${YCSBCTL_SERVERS_DIR:-$(cd "$here/../.." && pwd)/.servers}"
+base="$servers_dir/hbase"
+pidfile="$base/hbase.pid"
+rundir="$base/run"
+log="$rundir/logs/hbase.out"
+start_timeout="${YCSBCTL_START_TIMEOUT:-300}"
+
+die() { echo "hbase.sh: $*" >&2; exit 1; }
+endpoint() { echo "$HOST:$ZK_PORT"; }
+
+# port_open succeeds when something accepts TCP connections on HOST:$1.
+# bash's /dev/tcp avoids depending on nc, which this machine lacks.
+port_open() { timeout 2 bash -c "exec 3<>/dev/tcp/$HOST/$1" 2>/dev/null; }
+
+# recorded_pid prints the PID from the pidfile if that process is alive and
+# is still our JVM (guards against PID reuse after a crash).
+recorded_pid() {
+	[ -f "$pidfile" ] || return 1
+	local pid
+	pid="$(cat "$pidfile" 2>/dev/null || true)"
+	[[ "$pid" =~ ^[0-9]+$ ]] || return 1
+	kill -0 "$pid" 2>/dev/null || return 1
+	tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "$MAIN_CLASS" || return 1
+	echo "$pid"
+}
+
+# find_java17 prints a java binary whose version is 17. JDK 25, also on this
+# machine, breaks HBase 2.6.4 (Hadoop's UGI calls Subject.getSubject).
+find_java17() {
+	local c v
+	for c in ${JAVA17_HOME:+"$JAVA17_HOME/bin/java"} ${JAVA_HOME:+"$JAVA_HOME/bin/java"} \
+		"$(command -v java 2>/dev/null || true)" /usr/lib/jvm/*17*/bin/java; do
+		[ -n "$c" ] && [ -x "$c" ] || continue
+		v="$("$c" -version 2>&1 | head -n1 || true)"
+		if [[ "$v" =~ version\ \"17[.\"] ]]; then
+			echo "$c"
+			return 0
+		fi
+	done
+	return 1
+}
+
+install_jars() {
+	local java_home="$1"
+	if [ -f "$base/lib/.complete" ] && [ "$(cat "$base/lib/.complete")" = "$HBASE_VERSION" ]; then
+		return 0
+	fi
+	command -v mvn >/dev/null || die "mvn not found: it is needed once to fetch hbase-server $HBASE_VERSION from Maven Central"
+	mkdir -p "$base"
+	# Exclusions: slf4j-reload4j/reload4j would add a second SLF4J binding;
+	# json-smart is declared with a version range, which makes every resolve
+	# query unreachable snapshot repositories (24 s instead of 4 s).
+	cat >"$base/pom.xml" <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>ycsbctl.servers</groupId>
+  <artifactId>hbase-server</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.hbase</groupId>
+      <artifactId>hbase-server</artifactId>
+      <version>$HBASE_VERSION</version>
+      <exclusions>
+        <exclusion><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId></exclusion>
+        <exclusion><groupId>ch.qos.reload4j</groupId><artifactId>reload4j</artifactId></exclusion>
+        <exclusion><groupId>net.minidev</groupId><artifactId>json-smart</artifactId></exclusion>
+      </exclusions>
+    </dependency>
+    <dependency>
+      <groupId>org.apache.logging.log4j</groupId>
+      <artifactId>log4j-slf4j-impl</artifactId>
+      <version>$LOG4J_VERSION</version>
+    </dependency>
+    <dependency>
+      <groupId>org.apache.logging.log4j</groupId>
+      <artifactId>log4j-core</artifactId>
+      <version>$LOG4J_VERSION</version>
+    </dependency>
+    <dependency>
+      <groupId>org.apache.logging.log4j</groupId>
+      <artifactId>log4j-1.2-api</artifactId>
+      <version>$LOG4J_VERSION</version>
+    </dependency>
+  </dependencies>
+</project>
+EOF
+	rm -rf "$base/lib"
+	echo "hbase.sh: fetching hbase-server $HBASE_VERSION jars (about 100 MB, once)..." >&2
+	(cd "$base" && JAVA_HOME="$java_home" mvn -B -q \
+		org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
+		-DincludeScope=runtime -DoutputDirectory="$base/lib") >&2 ||
+		die "maven could not fetch hbase-server $HBASE_VERSION"
+	ls "$base"/lib/hbase-server-*.jar >/dev/null 2>&1 || die "hbase-server jar missing after maven run"
+	echo "$HBASE_VERSION" >"$base/lib/.complete"
+}
+
+write_config() {
+	mkdir -p "$base/conf" "$rundir/logs" "$rundir/data"
+	# Every key was verified in the notes; the comments say why each is set.
+	cat >"$base/conf/hbase-site.xml" <<EOF
+<?xml version="1.0"?>
+<configuration>
+  <!-- standalone: one JVM runs master, RegionServer and ZooKeeper -->
+  <property><name>hbase.cluster.distributed</name><value>false</value></property>
+  <!-- \${hbase.tmp.dir} comes from -Dhbase.tmp.dir (the per-start data dir) -->
+  <property><name>hbase.rootdir</name><value>file://\${hbase.tmp.dir}/hbase</value></property>
+  <property><name>hbase.zookeeper.property.dataDir</name><value>\${hbase.tmp.dir}/zookeeper</value></property>
+  <property><name>hbase.zookeeper.quorum</name><value>$HOST</value></property>
+  <property><name>hbase.zookeeper.property.clientPort</name><value>$ZK_PORT</value></property>
+  <!-- loopback only, and the name registered in ZK and meta is the IP
+       clients dial: no DNS involved -->
+  <property><name>hbase.master.ipc.address</name><value>$HOST</value></property>
+  <property><name>hbase.regionserver.ipc.address</name><value>$HOST</value></property>
+  <property><name>hbase.master.hostname</name><value>$HOST</value></property>
+  <property><name>hbase.unsafe.regionserver.hostname</name><value>$HOST</value></property>
+  <property><name>hbase.master.port</name><value>$MASTER_PORT</value></property>
+  <property><name>hbase.regionserver.port</name><value>$RS_PORT</value></property>
+  <!-- no web UIs: no extra listening sockets -->
+  <property><name>hbase.master.info.port</name><value>-1</value></property>
+  <property><name>hbase.regionserver.info.port</name><value>-1</value></property>
+  <!-- a WAL on the local filesystem cannot hflush/hsync as HDFS does -->
+  <property><name>hbase.unsafe.stream.capability.enforce</name><value>false</value></property>
+  <!-- fast SIGTERM: without these the RegionServer retries ZK ~20 s after
+       the in-process ZK is gone -->
+  <property><name>zookeeper.recovery.retry</name><value>1</value></property>
+  <property><name>zookeeper.recovery.retry.intervalmill</name><value>100</value></property>
+  <!-- the master otherwise waits 4.5 s for RegionServers to check in -->
+  <property><name>hbase.master.wait.on.regionservers.timeout</name><value>500</value></property>
+  <property><name>hbase.master.wait.on.regionservers.interval</name><value>100</value></property>
+</configuration>
+EOF
+	# org.apache.hadoop.hbase stays at INFO: readiness greps its log line.
+	cat >"$base/conf/log4j2.properties" <<'EOF'
+status = warn
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_OUT
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{ISO8601} %-5p [%t] %c{2}: %m%n
+rootLogger = INFO,console
+logger.zookeeper.name = org.apache.zookeeper
+logger.zookeeper.level = WARN
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = WARN
+logger.hbase.name = org.apache.hadoop.hbase
+logger.hbase.level = INFO
+EOF
+}
+
+# ready succeeds once ZooKeeper and the RegionServer accept connections and
+# the master has finished initializing (meta and namespace online). Open
+# ports alone are not enough: DDL before this fails with PleaseHoldException.
+ready() {
+	grep -q 'Master has completed initialization' "$log" 2>/dev/null &&
+		port_open "$ZK_PORT" && port_open "$RS_PORT"
+}
+
+show_logs() {
+	echo "---- tail of $log ----" >&2
+	tail -n 50 "$log" >&2 2>/dev/null || true
+}
+
+wait_ready() {
+	local pid="$1" t0=$SECONDS
+	while ! ready; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			show_logs
+			rm -f "$pidfile"
+			die "HBase (pid $pid) exited during startup"
+		fi
+		if ((SECONDS - t0 >= start_timeout)); then
+			show_logs
+			stop_server
+			die "HBase not ready after ${start_timeout}s (stopped it)"
+		fi
+		sleep 0.5
+	done
+	echo "hbase.sh: ready after $((SECONDS - t0))s (pid $pid)" >&2
+}
+
+start_server() {
+	local pid
+	if pid="$(recorded_pid)"; then
+		wait_ready "$pid"
+		endpoint
+		return 0
+	fi
+	rm -f "$pidfile"
+	local p
+	for p in "$ZK_PORT" "$MASTER_PORT" "$RS_PORT"; do
+		if port_open "$p"; then
+			die "port $p on $HOST is already in use by a process this script did not start; stop it first"
+		fi
+	done
+	local java java_home
+	java="$(find_java17)" || die "no JDK 17 found (checked \$JAVA17_HOME, \$JAVA_HOME, java on PATH, /usr/lib/jvm/*17*); HBase $HBASE_VERSION needs JDK 17 (JDK 25 fails)"
+	java_home="$(cd "$(dirname "$java")/.." && pwd)"
+	install_jars "$java_home"
+	# A fresh data directory per start keeps runs independent (and avoids
+	# WAL splitting after an unclean stop).
+	rm -rf "$rundir"
+	write_config
+	# setsid detaches the JVM from the caller's process group and terminal so
+	# that it outlives this script; stdio goes to files so that a caller
+	# reading our stdout (e.g. Go's exec with pipes) is not held open by it;
+	# fd 9 (the lock) is closed so that the JVM does not hold the lock.
+	# The JDK 17 flags are the ones bin/hbase adds on JDK >= 11; without them
+	# HBase falls back to slower non-Unsafe byte access.
+	cd "$base"
+	setsid "$java" -Xms512m -Xmx1g -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError \
+		-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true \
+		--add-modules jdk.unsupported \
+		--add-opens java.base/java.io=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED \
+		--add-opens java.base/sun.nio.ch=ALL-UNNAMED --add-opens java.base/java.lang=ALL-UNNAMED \
+		--add-opens java.base/jdk.internal.ref=ALL-UNNAMED --add-opens java.base/java.lang.reflect=ALL-UNNAMED \
+		--add-opens java.base/java.util=ALL-UNNAMED --add-opens java.base/java.util.concurrent=ALL-UNNAMED \
+		--add-exports java.base/jdk.internal.misc=ALL-UNNAMED \
+		--add-exports java.security.jgss/sun.security.krb5=ALL-UNNAMED \
+		--add-exports java.base/sun.net.dns=ALL-UNNAMED --add-exports java.base/sun.net.util=ALL-UNNAMED \
+		-Djava.net.preferIPv4Stack=true \
+		-Dhbase.tmp.dir="$rundir/data" -Dhbase.log.dir="$rundir/logs" \
+		-Dlog4j2.configurationFile="$base/conf/log4j2.properties" \
+		-cp "$base/conf:$base/lib/*" "$MAIN_CLASS" start </dev/null >"$log" 2>&1 9>&- &
+	pid=$!
+	echo "$pid" >"$pidfile"
+	echo "hbase.sh: started pid $pid with $java; waiting up to ${start_timeout}s" >&2
+	wait_ready "$pid"
+	endpoint
+}
+
+stop_server() {
+	local pid
+	if ! pid="$(recorded_pid)"; then
+		rm -f "$pidfile"
+		echo "hbase.sh: not running" >&2
+		return 0
+	fi
+	# SIGTERM runs HBase's shutdown hooks: regions flush, then exit.
+	kill -TERM "$pid" 2>/dev/null || true
+	local i
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		echo "hbase.sh: pid $pid still alive after 30s, sending SIGKILL" >&2
+		kill -KILL "$pid" 2>/dev/null || true
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+	fi
+	rm -f "$pidfile"
+	echo "hbase.sh: stopped pid $pid" >&2
+}
+
+mkdir -p "$base"
+# lock serialises concurrent starts/stops (e.g. two test packages at once).
+lock() {
+	exec 9>"$base/.lock"
+	flock -w $((start_timeout + 120)) 9 || die "timed out waiting for $base/.lock (another start or stop is running)"
+}
+case "${1:-}" in
+start)
+	lock
+	start_server
+	;;
+stop)
+	lock
+	stop_server
+	;;
+status)
+	if pid="$(recorded_pid)"; then
+		echo "running (pid $pid)"
+	else
+		echo "stopped"
+		exit 1
+	fi
+	;;
+endpoint) endpoint ;;
+*)
+	echo "usage: $0 start|stop|status|endpoint" >&2
+	exit 2
+	;;
+esac
