@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ycsbctl/ycsbctl/generator"
 	"github.com/ycsbctl/ycsbctl/properties"
 )
 
@@ -55,7 +54,6 @@ const (
 	PropInsertKeepGoing       = "core_workload_insertion_keep_going_on_error"
 	PropBatchSize             = "batchsize"
 	PropKeyPrefix             = "keyprefix"
-	PropZipfianConstant       = "zipfian.constant"
 	// PropValues selects how random values are produced: "pool" (default)
 	// slices windows out of a per-process pool of YCSB-distributed bytes;
 	// "fresh" generates new bytes for every value as YCSB's
@@ -110,7 +108,6 @@ type Config struct {
 	InsertKeepGoing     bool
 	BatchSize           int64
 	KeyPrefix           string
-	ZipfianConstant     float64
 	FreshValues         bool
 	StripeIndex         int64
 	StripeCount         int64
@@ -195,15 +192,11 @@ func ParseConfig(p *properties.Properties) (*Config, error) {
 	if e(floatInto(p, PropHotspotDataFraction, 0.2, &c.HotspotData, false)) ||
 		e(floatInto(p, PropHotspotOpnFraction, 0.8, &c.HotspotOpn, false)) ||
 		e(floatInto(p, PropExponentialPercentile, 95, &c.ExpPercentile, false)) ||
-		e(floatInto(p, PropExponentialFrac, 0.8571428571, &c.ExpFrac, false)) ||
-		e(floatInto(p, PropZipfianConstant, generator.ZipfianConstant, &c.ZipfianConstant, false)) {
+		e(floatInto(p, PropExponentialFrac, 0.8571428571, &c.ExpFrac, false)) {
 		return nil, err
 	}
 	if c.ExpPercentile <= 0 || c.ExpPercentile >= 100 {
 		return nil, &properties.Error{Property: PropExponentialPercentile, Value: p.String(PropExponentialPercentile, ""), Expected: "a percentile strictly between 0 and 100"}
-	}
-	if c.ZipfianConstant <= 0 || c.ZipfianConstant == 1 {
-		return nil, &properties.Error{Property: PropZipfianConstant, Value: p.String(PropZipfianConstant, ""), Expected: "a positive constant other than 1"}
 	}
 	zp, e1 := p.PositiveInt64(PropZeroPadding, 1)
 	if e(e1) {

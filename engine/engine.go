@@ -134,7 +134,11 @@ type Runner struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	stop   atomic.Bool
+	// sleepCtx is cancelled by Stop: paced workers waiting for their next
+	// slot wake at once, while calls in flight finish normally.
+	sleepCtx    context.Context
+	sleepCancel context.CancelFunc
+	stop        atomic.Bool
 	reason atomic.Pointer[string]
 
 	measuring   atomic.Bool
@@ -182,6 +186,7 @@ func Prepare(ctx context.Context, o Options) (*Runner, error) {
 	rctx, cancel := context.WithCancel(context.Background())
 	r := &Runner{opts: o, clk: o.Clock, ctx: rctx, cancel: cancel,
 		warmupDone: make(chan struct{}), started: make(chan struct{}), done: make(chan struct{})}
+	r.sleepCtx, r.sleepCancel = context.WithCancel(rctx)
 	seed := o.Seed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -242,6 +247,7 @@ func (r *Runner) Threads() int { return len(r.workers) }
 func (r *Runner) Stop(reason string) {
 	r.reason.CompareAndSwap(nil, &reason)
 	r.stop.Store(true)
+	r.sleepCancel()
 }
 
 // Abort stops the run and cancels operations in flight.
@@ -381,9 +387,14 @@ func (r *Runner) work(w *worker, startNs int64, warmWG *sync.WaitGroup) {
 		}
 		if tickNs > 0 {
 			due := int64(base + tickNs*float64(k))
+			if measuring && o.MaxExecution > 0 && due-r.measureAtNs.Load() >= int64(o.MaxExecution) {
+				// The next slot is past the time limit: do not sleep
+				// through the end of the run.
+				break
+			}
 			now := r.clk.Nanotime()
 			if now < due {
-				if err := r.clk.SleepUntil(ctx, due); err != nil {
+				if err := r.clk.SleepUntil(r.sleepCtx, due); err != nil {
 					break
 				}
 			} else if lag := now - due; lag > w.lagNs.Load() {
@@ -465,6 +476,13 @@ func (r *Runner) report(allDone <-chan struct{}) {
 		case <-allDone:
 			final = true
 		case <-r.clk.After(time.Duration(next - r.clk.Nanotime())):
+			// If the workers finished at the same moment, this is the
+			// final interval; do not cut an empty one after it.
+			select {
+			case <-allDone:
+				final = true
+			default:
+			}
 		}
 		now := r.clk.Nanotime()
 		seq++
