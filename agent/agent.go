@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ycsbctl/ycsbctl/engine"
 	"net"
 	"os"
 	"strconv"
@@ -72,6 +73,9 @@ type Config struct {
 	// Version overrides version.Version in what this agent announces;
 	// tests use it to exercise the mismatch refusal.
 	Version string
+	// Observers, when set, is called for every run and its observers see
+	// that run's intervals too (the agent's /metrics endpoint).
+	Observers func(db string, phase engine.Phase) []engine.Observer
 }
 
 // ListenAddr resolves the address to bind: default port, default host,
@@ -159,6 +163,13 @@ func Serve(ctx context.Context, cfg Config) error {
 	case <-ctx.Done():
 	}
 	s.shutdown("agent shutting down")
+	ended := make(chan struct{})
+	go func() { s.runs.Wait(); close(ended) }()
+	select {
+	case <-ended:
+	case <-time.After(30 * time.Second):
+		cfg.Logf("gave up waiting for the last run to close its database")
+	}
 	stopped := make(chan struct{})
 	go func() { gs.GracefulStop(); close(stopped) }()
 	select {
@@ -178,6 +189,9 @@ type server struct {
 
 	mu  sync.Mutex
 	run *run
+	// runs counts runs not yet fully ended (database closed), so that
+	// shutdown waits for them.
+	runs sync.WaitGroup
 }
 
 // Ping implements the clock-offset probe. Both timestamps are taken as

@@ -169,7 +169,6 @@ func TestResumeResendsUnacknowledged(t *testing.T) {
 		t.Fatalf("resumed state %v", hello.State)
 	}
 	var resent []int64
-	got := map[int64]int64{}
 	stopped := false
 	var final *pb.Final
 	for final == nil {
@@ -179,7 +178,6 @@ func TestResumeResendsUnacknowledged(t *testing.T) {
 		}
 		if iv := m.GetInterval(); iv != nil {
 			resent = append(resent, iv.Seq)
-			got[iv.Seq] = iv.Operations
 			send(t, st, &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Ack{Ack: &pb.Ack{Seqs: []int64{iv.Seq}}}})
 			if len(resent) >= 6 && !stopped {
 				stopped = true
@@ -188,15 +186,20 @@ func TestResumeResendsUnacknowledged(t *testing.T) {
 		}
 		final = m.GetFinal()
 	}
-	// Everything from seq 2 on arrives after the resume, in order, with
-	// no gap; seq 1 (acknowledged) is not resent.
+	// Everything not acknowledged arrives after the resume, in order,
+	// with no gap: seq 2 and 3 (seen before the cut, never acknowledged)
+	// again, then the rest. Seq 1 was acknowledged; under load the ack
+	// may race the cut, so it may or may not be resent.
+	if len(resent) == 0 || resent[0] > 2 {
+		t.Fatalf("resent seqs %v: unacknowledged seq 2 missing", resent)
+	}
 	for i, s := range resent {
-		if s != int64(i+2) {
-			t.Fatalf("resent seqs %v, want 2, 3, 4, ...", resent)
+		if s != resent[0]+int64(i) {
+			t.Fatalf("resent seqs %v: not consecutive", resent)
 		}
 	}
-	if int64(len(resent))+1 != final.Intervals {
-		t.Fatalf("received %d intervals after resume, final says %d", len(resent)+1, final.Intervals)
+	if last := resent[len(resent)-1]; last != final.Intervals {
+		t.Fatalf("last interval %d, final says %d", last, final.Intervals)
 	}
 	if final.Stopped != "enough" {
 		t.Errorf("stopped %q", final.Stopped)

@@ -49,7 +49,9 @@ type run struct {
 	done       bool
 	cpuLast    float64
 	cpuStart   float64
-	closedOnce sync.Once
+	// preparing tracks an in-flight bench.Prepare: the database must be
+	// closed after it returns, never under it.
+	preparing sync.WaitGroup
 }
 
 func newRun(s *server, h *pb.Hello) *run {
@@ -57,6 +59,7 @@ func newRun(s *server, h *pb.Hello) *run {
 	r := &run{srv: s, clk: s.clk, id: h.RunId, coordinator: h.Coordinator, index: h.AgentIndex,
 		ctx: ctx, cancel: cancel, state: pb.RunState_RUN_STATE_IDLE, pending: map[int64]*pb.AgentMsg{}}
 	r.touch()
+	s.runs.Add(1)
 	go r.watchLease()
 	return r
 }
@@ -167,21 +170,25 @@ func (r *run) end(reason string, abort bool) {
 		r.sess = nil
 	}
 	r.mu.Unlock()
+	defer r.srv.runs.Done()
 	if abort && state == pb.RunState_RUN_STATE_RUNNING {
 		r.logf("aborting load: %s", reason)
 	} else {
 		r.logf("released (%s)", reason)
 	}
+	if p != nil && state == pb.RunState_RUN_STATE_RUNNING {
+		p.Runner.Abort(reason)
+		<-p.Runner.Done()
+	}
+	// Cancel so that a driver still connecting gives up, then wait for
+	// it: prepare() closes what it opened once it sees r.done.
+	r.cancel()
+	r.preparing.Wait()
 	if p != nil {
-		if state == pb.RunState_RUN_STATE_RUNNING {
-			p.Runner.Abort(reason)
-			<-p.Runner.Done()
-		}
 		if err := p.Close(); err != nil {
 			r.logf("closing database: %v", err)
 		}
 	}
-	r.cancel()
 	r.srv.drop(r)
 	if abort && state == pb.RunState_RUN_STATE_RUNNING {
 		r.logf("load stopped")
@@ -200,8 +207,12 @@ func (r *run) handle(m *pb.CoordinatorMsg) bool {
 			return false
 		}
 		r.state = pb.RunState_RUN_STATE_PREPARING
+		r.preparing.Add(1)
 		r.mu.Unlock()
-		go r.prepare(x.Prepare)
+		go func() {
+			defer r.preparing.Done()
+			r.prepare(x.Prepare)
+		}()
 	case *pb.CoordinatorMsg_Start:
 		r.start(x.Start)
 	case *pb.CoordinatorMsg_Heartbeat:
@@ -254,7 +265,11 @@ func (r *run) prepare(m *pb.Prepare) {
 		props.Set(k, v)
 	}
 	r.logf("preparing %s %s (agent %d of %d)", phase, m.Db, m.AgentIndex, m.AgentCount)
-	p, err := bench.Prepare(r.ctx, m.Db, props, phase, r.clk, func(f string, a ...any) { r.logf(f, a...) }, r)
+	observers := []engine.Observer{r}
+	if r.srv.cfg.Observers != nil {
+		observers = append(observers, r.srv.cfg.Observers(m.Db, phase)...)
+	}
+	p, err := bench.Prepare(r.ctx, m.Db, props, phase, r.clk, func(f string, a ...any) { r.logf(f, a...) }, observers...)
 	if err != nil {
 		r.failPrepare(err)
 		return

@@ -208,7 +208,10 @@ func runLocal(gs *GlobalState, db string, p *properties.Properties, ph engine.Ph
 		p = p.Clone()
 		p.Set(bench.PropStatusInterval, fmt.Sprintf("%g", lo.granularity.Seconds()))
 	}
-	stderr := gs.Stderr
+	// Notices go through errOut, which the live view redirects while it
+	// owns the terminal (written from several goroutines, hence the lock).
+	errOut := &switchWriter{w: gs.Stderr}
+	stderr := io.Writer(errOut)
 	fmt.Fprintf(stderr, "ycsbctl %s\n", version.Version)
 	fmt.Fprintf(stderr, "Command line: %s\n", strings.Join(cmdline, " "))
 	fmt.Fprintln(stderr, "Loading workload...")
@@ -296,7 +299,7 @@ func runLocal(gs *GlobalState, db string, p *properties.Properties, ph engine.Ph
 	if live != nil {
 		// Notices go under the view's tables instead of across them.
 		if w := live.Start(interrupt); w != nil {
-			stderr = w
+			errOut.set(w)
 			sp.mu.Lock()
 			sp.disabled = true
 			sp.mu.Unlock()
@@ -307,7 +310,7 @@ func runLocal(gs *GlobalState, db string, p *properties.Properties, ph engine.Ph
 	if live != nil {
 		// Give the terminal back before the summary prints.
 		live.Close()
-		stderr = gs.Stderr
+		errOut.set(gs.Stderr)
 	}
 	sum := &output.Summary{RunTime: res.RunTime, Total: res.Total, Percentiles: settings.Percentiles, Warmup: res.WarmupOps, Verbose: lo.verbose}
 	if sc != nil {

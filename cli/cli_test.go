@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/stretchr/testify/assert"
@@ -54,6 +55,11 @@ var basicMu sync.Mutex // basic.Output is a package variable
 // execute runs ycsbctl in-process with captured output.
 func execute(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
+	return executeWithSignals(t, stdin, func(chan<- os.Signal, ...os.Signal) {}, args...)
+}
+
+func executeWithSignals(t *testing.T, stdin string, notify func(chan<- os.Signal, ...os.Signal), args ...string) result {
+	t.Helper()
 	basicMu.Lock()
 	defer basicMu.Unlock()
 	var stdout, stderr, dbOut syncBuffer
@@ -69,7 +75,7 @@ func execute(t *testing.T, stdin string, args ...string) result {
 		Getenv:       func(string) string { return "" },
 		Clock:        clock.NewReal(),
 		ReadFile:     os.ReadFile,
-		SignalNotify: func(chan<- os.Signal, ...os.Signal) {},
+		SignalNotify: notify,
 		SignalStop:   func(chan<- os.Signal) {},
 	}
 	code := cli.Execute(gs)
@@ -462,4 +468,34 @@ func TestWarmupAndTimedRun(t *testing.T) {
 	r = execute(t, "", quiet("run", "basic", "-P", "workloada", "-p", "operationcount=0", "-p", "maxexecutiontime=1")...)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `\[OVERALL\], RunTime\(ms\), 1\d{3}\n`, r.stdout)
+}
+
+func TestInterruptStopsGracefully(t *testing.T) {
+	notify := func(c chan<- os.Signal, _ ...os.Signal) {
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			c <- os.Interrupt
+		}()
+	}
+	start := time.Now()
+	r := executeWithSignals(t, "", notify, quiet("run", "basic", "-P", "workloada", "-p", "operationcount=0", "-p", "maxexecutiontime=60")...)
+	assert.Less(t, time.Since(start), 20*time.Second)
+	assert.Equal(t, int(exitcode.Aborted), r.code, r.stderr)
+	assert.Contains(t, r.stderr, "Interrupted")
+	assert.Contains(t, r.stdout, "[OVERALL], RunTime(ms), ", "results are still reported")
+	assert.Contains(t, r.stdout, "[NOTE], Stopped early: interrupted by operator")
+	assert.Greater(t, operations(r.stdout)["READ"], int64(0))
+}
+
+func TestMaxErrorRate(t *testing.T) {
+	dir := t.TempDir() // an empty store: every read is NOT_FOUND
+	args := []string{"run", "embedded", "-P", "workloadc", "-p", "embedded.dir=" + dir, "-p", "operationcount=50"}
+	r := execute(t, "", append(args, "-p", "ycsbctl.maxerrorrate=0.5")...)
+	assert.Equal(t, int(exitcode.DBErrors), r.code, r.stderr)
+	assert.Contains(t, r.stdout, "[READ], Return=NOT_FOUND, 50\n")
+	assert.Contains(t, r.stderr, "50 of 50 operations failed")
+	// Without the threshold a run with failures still exits 0, as YCSB.
+	r = execute(t, "", args...)
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "[READ-FAILED], Operations, 50\n")
 }

@@ -106,3 +106,22 @@ func (l *localLive) Close() {
 		}
 	})
 }
+
+// switchWriter is a writer whose destination can change while others
+// write to it: the live view takes stderr over and gives it back.
+type switchWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *switchWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *switchWriter) set(w io.Writer) {
+	s.mu.Lock()
+	s.w = w
+	s.mu.Unlock()
+}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/agent"
+	"github.com/ycsbctl/ycsbctl/bundle"
 	"github.com/ycsbctl/ycsbctl/measurement"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 	"github.com/ycsbctl/ycsbctl/transport"
@@ -143,17 +144,29 @@ func baseProps(extra map[string]string) map[string]string {
 	return p
 }
 
-func readReport(t testing.TB, dir string) *RunReport {
+// readReport reads run.json back through package bundle, the reader
+// ycsbctl report and compare use.
+func readReport(t testing.TB, dir string) *bundle.Run {
+	t.Helper()
+	b, err := bundle.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Run
+}
+
+// readPlan reads the plan section of run.json.
+func readPlan(t testing.TB, dir string) *Plan {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, FileRunJSON))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r RunReport
+	var r struct{ Plan *Plan }
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
-	return &r
+	return r.Plan
 }
 
 // certs is a throwaway PKI for TLS tests.

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/ycsbctl/ycsbctl/agent"
+	"github.com/ycsbctl/ycsbctl/bundle"
 	"github.com/ycsbctl/ycsbctl/clock"
 	"github.com/ycsbctl/ycsbctl/engine"
 	"github.com/ycsbctl/ycsbctl/exitcode"
@@ -81,7 +84,7 @@ func TestInProcessLoadAndRun(t *testing.T) {
 		t.Fatalf("load report: %s %d", rep.Status, rep.Summary.Operations)
 	}
 	// Each agent loaded its own contiguous third.
-	for i, a := range rep.Plan.Agents {
+	for i, a := range readPlan(t, load.dir).Agents {
 		if a.InsertStart != int64(i*1000) || a.InsertCount != 1000 || rep.Agents[i].Operations != 1000 {
 			t.Errorf("agent %d: [%d,+%d) ops %d", i, a.InsertStart, a.InsertCount, rep.Agents[i].Operations)
 		}
@@ -143,7 +146,7 @@ func TestInProcessLoadAndRun(t *testing.T) {
 // checkHlog reads merged.hlog back with the HdrHistogram library: every
 // interval has a merged line per series that equals the sum of the
 // per-agent lines, with absolute timestamps.
-func checkHlog(t testing.TB, path string, rep *RunReport) {
+func checkHlog(t testing.TB, path string, rep *bundle.Run) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -192,6 +195,44 @@ func checkHlog(t testing.TB, path string, rep *RunReport) {
 	for _, ss := range rep.Summary.Series {
 		if all[ss.Series] != ss.Count {
 			t.Errorf("%s: hlog %d, summary %d", ss.Series, all[ss.Series], ss.Count)
+		}
+	}
+	// And with another implementation: Python's hdrh (installed by
+	// scripts/ci-setup.sh) must read the same counts per tag.
+	py := `
+import json, sys
+from hdrh.histogram import HdrHistogram
+from hdrh.log import HistogramLogReader
+r = HistogramLogReader(sys.argv[1], HdrHistogram(1, 3600000000000, 3))
+tot = {}
+while True:
+    h = r.get_next_interval_histogram()
+    if h is None:
+        break
+    tot[h.get_tag()] = tot.get(h.get_tag(), 0) + h.get_total_count()
+print(json.dumps(tot))
+`
+	if exec.Command("python3", "-c", "import hdrh").Run() != nil {
+		t.Log("python hdrh not installed: skipping the cross-implementation check")
+		return
+	}
+	out, err := exec.Command("python3", "-c", py, path).Output()
+	if err != nil {
+		t.Fatalf("python hdrh: %v", err)
+	}
+	var tags map[string]int64
+	if err := json.Unmarshal(out, &tags); err != nil {
+		t.Fatal(err)
+	}
+	pyAll := map[string]int64{}
+	for tag, n := range tags {
+		if strings.HasSuffix(tag, ".all") {
+			pyAll[strings.TrimSuffix(tag, ".all")] += n
+		}
+	}
+	for s, n := range all {
+		if pyAll[s] != n {
+			t.Errorf("python hdrh reads %d for %s.all, Go %d", pyAll[s], s, n)
 		}
 	}
 }
@@ -299,13 +340,7 @@ func TestInProcessClockOffset(t *testing.T) {
 	}
 	// Interval boundaries line up across agents on the coordinator clock
 	// (had the 300 ms not been converted, agent 0's would be 300 ms early).
-	for _, iv := range rep.Intervals {
-		if len(iv.Agents) == 2 {
-			if d := time.Duration(iv.Agents[0].StartUnixNs - iv.Agents[1].StartUnixNs); d > 30*time.Millisecond || d < -30*time.Millisecond {
-				t.Errorf("interval %d starts %s apart on the two agents", iv.Seq, d)
-			}
-		}
-	}
+	checkAligned(t, r.dir, 30*time.Millisecond)
 }
 
 func TestInProcessBusyAgent(t *testing.T) {
@@ -331,5 +366,124 @@ func TestInProcessBusyAgent(t *testing.T) {
 	r := runCoord(t, Config{DB: "basic", Phase: engine.Load, Agents: []string{addr}, Props: properties.FromMap(baseProps(nil))})
 	if r.code != exitcode.Failure || !strings.Contains(r.err.Error(), "busy: running run run-1 for other coordinator") {
 		t.Fatalf("got %v %v", r.code, r.err)
+	}
+}
+
+func TestInProcessWarmupAndInterrupt(t *testing.T) {
+	agents := []string{testAgent(t, agent.Config{}), testAgent(t, agent.Config{})}
+	r := runCoord(t, Config{DB: "basic", Phase: engine.Run, Agents: agents,
+		Props: properties.FromMap(baseProps(map[string]string{"target": "2000", "operationcount": "1000", "warmupops": "200", "warmuptime": "0.3"}))})
+	if r.code != exitcode.OK {
+		t.Fatalf("%v %v", r.code, r.err)
+	}
+	rep := readReport(t, r.dir)
+	var warm int64
+	for _, a := range rep.Agents {
+		warm += a.Final.WarmupOps
+	}
+	if rep.Summary.Operations != 1000 || warm < 200 || rep.Summary.WarmupOps != warm {
+		t.Fatalf("ops %d warm-up %d/%d", rep.Summary.Operations, warm, rep.Summary.WarmupOps)
+	}
+	// Both agents switch to measuring at start + warmuptime, so their
+	// intervals start together.
+	checkAligned(t, r.dir, 30*time.Millisecond)
+
+	// The operator's Ctrl-C (ctx canceled) stops every agent gracefully;
+	// the summary and bundle are still written and the exit code says so.
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb bytes.Buffer
+	dir := t.TempDir()
+	go func() { time.Sleep(1200 * time.Millisecond); cancel() }()
+	code, err := Run(ctx, Config{DB: "basic", Phase: engine.Run, Agents: agents, Stdout: &out, Stderr: &errb, ResultsDir: dir,
+		Props: properties.FromMap(baseProps(map[string]string{"target": "500", "operationcount": "0", "maxexecutiontime": "30"}))})
+	if code != exitcode.Aborted || err == nil {
+		t.Fatalf("interrupted run: %v %v\n%s", code, err, errb.String())
+	}
+	rep = readReport(t, dir)
+	if rep.Status != statusAborted || rep.Summary.Operations == 0 || rep.Summary.RunTimeMs > 5000 {
+		t.Fatalf("status %s ops %d runtime %d", rep.Status, rep.Summary.Operations, rep.Summary.RunTimeMs)
+	}
+	for _, a := range rep.Agents {
+		if a.Final == nil || a.Final.Stopped != "interrupted by operator" || a.Operations != a.Final.Operations {
+			t.Errorf("agent %d final %+v received %d", a.Index, a.Final, a.Operations)
+		}
+	}
+	if !strings.Contains(out.String(), "[OVERALL], RunTime(ms)") {
+		t.Error("no summary after interrupt")
+	}
+}
+
+func TestInProcessPrepareFailure(t *testing.T) {
+	good := testAgent(t, agent.Config{Properties: map[string]string{"embedded.dir": t.TempDir()}})
+	bad := testAgent(t, agent.Config{Properties: map[string]string{"embedded.dir": "/dev/null/cannot-exist"}})
+	r := runCoord(t, Config{DB: "embedded", Phase: engine.Load, Agents: []string{good, bad}, Props: properties.FromMap(baseProps(nil))})
+	if r.code != exitcode.Failure || r.err == nil || !strings.Contains(r.err.Error(), "agent 1 ("+bad+"): failed to prepare: ") || !strings.Contains(r.err.Error(), "embedded.dir") {
+		t.Fatalf("got %v %v", r.code, r.err)
+	}
+	// Nothing started, and the healthy agent was released.
+	if _, err := os.Stat(filepath.Join(r.dir, FileRunJSON)); err == nil {
+		t.Error("a bundle was written for a run that never started")
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for busyRunInProc(t, good) != "" {
+		if time.Now().After(deadline) {
+			t.Fatal("healthy agent still busy after the failed prepare")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func busyRunInProc(t *testing.T, addr string) string {
+	cc, err := transport.Dial(addr, nil, "", transport.Identity{Version: version.Version, Protocol: version.Protocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	r, err := pb.NewAgentClient(cc).Ping(context.Background(), &pb.PingRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.BusyRun
+}
+
+// checkAligned reads the per-agent lines of merged.hlog: for every
+// interval, every agent's start (converted to the coordinator's clock)
+// must be within tol of the others'.
+func checkAligned(t testing.TB, dir string, tol time.Duration) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, FileHlog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Lines come interval by interval; per interval, the READ lines of
+	// each agent.
+	var starts []int64
+	check := func() {
+		for _, s := range starts[1:] {
+			if d := time.Duration(s - starts[0]); d > tol || d < -tol {
+				t.Errorf("agents' interval starts differ by %s", d)
+			}
+		}
+		starts = starts[:0]
+	}
+	n := 0
+	err = bundle.ScanHlog(f, func(l *bundle.HlogLine) error {
+		if l.Series.Name() != "READ" {
+			return nil
+		}
+		if l.Agent == "all" {
+			check()
+			n++
+			return nil
+		}
+		starts = append(starts, l.StartNs)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 2 {
+		t.Fatalf("only %d merged intervals", n)
 	}
 }

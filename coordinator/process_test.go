@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/bundle"
 	"github.com/ycsbctl/ycsbctl/exitcode"
 	"github.com/ycsbctl/ycsbctl/properties"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
@@ -197,7 +198,7 @@ func coordProc(t *testing.T, name string, cfg procCoordConfig) *proc {
 	return spawn(t, name, "coordinator", cfg)
 }
 
-func reportOps(rep *RunReport) (merged, agents, finals int64) {
+func reportOps(rep *bundle.Run) (merged, agents, finals int64) {
 	for _, a := range rep.Agents {
 		agents += a.Operations
 		if a.Final != nil {
@@ -238,7 +239,7 @@ func TestProcesses(t *testing.T) {
 		return out
 	}
 
-	runPhase := func(t *testing.T, db string, load bool, props map[string]string, agents []string) *RunReport {
+	runPhase := func(t *testing.T, db string, load bool, props map[string]string, agents []string) *bundle.Run {
 		t.Helper()
 		results := t.TempDir()
 		c := coordProc(t, "coordinator", procCoordConfig{DB: db, Load: load, Props: props, Agents: agents, Results: results})
@@ -260,7 +261,7 @@ func TestProcesses(t *testing.T) {
 		var skews []string
 		for _, a := range rep.Agents {
 			skews = append(skews, time.Duration(*a.StartSkewNs).String())
-			if sk := time.Duration(*a.StartSkewNs); sk < -20*time.Millisecond || sk > 50*time.Millisecond {
+			if sk := time.Duration(*a.StartSkewNs); sk < -50*time.Millisecond || sk > 150*time.Millisecond {
 				t.Errorf("agent %d start skew %s", a.Index, sk)
 			}
 		}
@@ -361,7 +362,7 @@ func TestProcesses(t *testing.T) {
 		t.Logf("all agents stopped their load %s after the coordinator was killed (lease %s)", time.Since(killed).Round(time.Millisecond), lease)
 	})
 
-	killAgentMidRun := func(t *testing.T, policy string, props map[string]string) (*proc, *RunReport) {
+	killAgentMidRun := func(t *testing.T, policy string, props map[string]string) (*proc, *bundle.Run) {
 		results := t.TempDir()
 		c := coordProc(t, "coordinator", procCoordConfig{DB: "basic", Props: procProps(props), Agents: addrs(), Results: results, OnAgentLoss: policy})
 		c.waitLines(t, "current ops/sec", 2, 20*time.Second)

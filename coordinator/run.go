@@ -445,16 +445,15 @@ func (c *coord) handle(e event) error {
 			c.logf("agent %d (%s): stream broke (%s); re-connecting", a.idx, a.addr, describeRPCError(e.err))
 		}
 	case evGone:
-		a.gone = true
 		a.attached = false
 		if c.phase == phasePreparing {
+			a.gone = true
 			return exitcode.Wrap(exitcode.Failure, c.agentErr(a, "%s", describeRPCError(e.err)))
 		}
-		if !a.settled(c.m) || a.final == nil {
-			a.gone = false // let lose() apply the policy
+		if !a.settled(c.m) {
 			c.lose(a, describeRPCError(e.err))
-			a.gone = true
 		}
+		a.gone = true
 	case evMsg:
 		a.lastHeard = now
 		return c.handleMsg(a, e.msg)
@@ -805,6 +804,10 @@ func (c *coord) finish() (exitcode.Code, error) {
 	case c.runFailure != nil:
 		status, code = statusAborted, exitcode.Failure
 		err = c.runFailure
+	case c.noneCompleted():
+		// --on-agent-loss=continue, but nothing is left to continue with.
+		status, code = statusAborted, exitcode.AgentLost
+		err = fmt.Errorf("every agent was lost: %s", strings.Join(reasons, "; "))
 	}
 	reasons = append(reasons, c.notes...)
 
@@ -846,6 +849,15 @@ func (c *coord) finish() (exitcode.Code, error) {
 		}
 	}
 	return code, err
+}
+
+func (c *coord) noneCompleted() bool {
+	for _, a := range c.agents {
+		if a.final != nil && !a.lost {
+			return false
+		}
+	}
+	return true
 }
 
 // window returns the measured window on the coordinator's clock: from the

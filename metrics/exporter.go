@@ -210,7 +210,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(descRunInfo, prometheus.GaugeValue, 1, run.RunID, run.Phase, run.Workload, run.DB)
-	ch <- prometheus.MustNewConstMetric(descAgents, prometheus.GaugeValue, float64(len(e.agents)), run.RunID)
+	// Agents are the names with a status; a coordinator's merged series
+	// ("all") is not one.
+	agents := 0
+	for _, a := range e.agents {
+		if a.hasStat {
+			agents++
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(descAgents, prometheus.GaugeValue, float64(agents), run.RunID)
 	var ct *timestamppb.Timestamp
 	if !run.Start.IsZero() {
 		ct = timestamppb.New(run.Start)

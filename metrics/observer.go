@@ -37,3 +37,12 @@ func (o *engineObserver) OnInterval(iv, _ *measurement.Interval, p engine.Progre
 	}
 	o.e.SetAgentStatus(o.agent, st)
 }
+
+// StartRun starts exposing a run measured by this process' own engine
+// (an agent, or a single host) and returns the observer to hand to the
+// engine. An agent names itself as the coordinator knows it
+// ("agent-<index>"), so its series line up with the coordinator's.
+func (e *Exporter) StartRun(info RunInfo, agent string) engine.Observer {
+	e.SetRun(info)
+	return e.EngineObserver(agent)
+}

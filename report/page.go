@@ -43,6 +43,7 @@ table { border-collapse: collapse; margin: 6px 0 10px; font-variant-numeric: tab
 th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap; }
 th { background: var(--panel); font-weight: 600; font-size: 12px; color: var(--muted); }
 td:first-child, th:first-child, td.l, th.l { text-align: left; }
+td.wrap { white-space: normal; word-break: break-all; max-width: 900px; }
 tr.bad td { color: var(--bad); } tr.warn td { color: var(--warn); }
 td.noise { color: var(--muted); } td.sig { font-weight: 600; } td.up { color: var(--good); } td.down { color: var(--bad); }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; }
@@ -65,7 +66,7 @@ svg.chart .legend.off { opacity: .35; }
 svg.chart .series.off { display: none; }
 pre { background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: 10px; overflow-x: auto; font-size: 12px; }
 .muted { color: var(--muted); }
-.props { columns: 2 420px; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
+.props { columns: 2 420px; word-break: break-all; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
 .props div { break-inside: avoid; padding: 1px 0; }
 .props b { font-weight: 600; }
 details summary { cursor: pointer; color: var(--accent); margin: 6px 0; }

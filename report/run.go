@@ -51,6 +51,11 @@ func FromBundle(b *bundle.Bundle) *Run {
 		r.Samples = append(r.Samples, iv.OpsPerSec)
 	}
 	r.Throughput = Summarize(r.Samples)
+	if r.Throughput.N == 0 {
+		// Too short to have a steady interval: show the run's overall
+		// figure, with no noise estimate (N stays 0, so "?").
+		r.Throughput.Mean = b.Run.Summary.Throughput
+	}
 	return r
 }
 

@@ -53,7 +53,7 @@ type LineChart struct {
 
 const (
 	padLeft   = 72
-	padRight  = 16
+	padRight  = 40
 	padTop    = 40
 	padBottom = 48
 )

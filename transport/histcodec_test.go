@@ -259,3 +259,49 @@ func BenchmarkDecodeSparse(b *testing.B) {
 		}
 	}
 }
+
+func TestSparseStatsMatchLibrary(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	ps := []float64{1, 50, 90, 95, 99, 99.9, 99.99, 100}
+	for _, n := range []int{1, 2, 7, 1000, 30000} {
+		h := randomHistogram(r, n)
+		b, _ := EncodeHistogram(h)
+		var s Sparse
+		if err := DecodeSparse(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		if s.Min() != h.Min() || s.Max() != h.Max() || s.Mean() != h.Mean() {
+			t.Fatalf("n=%d: min/max/mean %d/%d/%v vs %d/%d/%v", n, s.Min(), s.Max(), s.Mean(), h.Min(), h.Max(), h.Mean())
+		}
+		want := h.ValueAtPercentilesSlice(ps)
+		got := s.Percentiles(ps)
+		for i := range ps {
+			if got[i] != want[i] {
+				t.Fatalf("n=%d p%v: %d vs %d", n, ps[i], got[i], want[i])
+			}
+		}
+	}
+}
+
+func TestSparseAddEqualsMerge(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	var acc, spare Sparse
+	dense := measurement.NewHistogram()
+	for i := 0; i < 20; i++ {
+		h := randomHistogram(r, r.IntN(3000))
+		dense.Merge(h)
+		b, _ := EncodeHistogram(h)
+		var s Sparse
+		if err := DecodeSparse(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		acc.Add(&s, &spare)
+	}
+	got := measurement.NewHistogram()
+	if err := acc.AddTo(got); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equals(dense) || acc.Total != dense.TotalCount() {
+		t.Fatal("sparse accumulation differs from a dense merge")
+	}
+}

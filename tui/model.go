@@ -56,6 +56,9 @@ type Agent struct {
 
 // Snapshot is one interval of the run as the view shows it.
 type Snapshot struct {
+	// RunID, when set, names the run (a coordinator learns its id only
+	// once the run starts).
+	RunID      string
 	Progress   engine.Progress
 	Interval   *measurement.Interval
 	Cumulative *measurement.Interval
@@ -246,8 +249,11 @@ func render(cfg Config, st *state, start, now time.Time, width, height int) stri
 			facts = append(facts, kv("ETA", fmtClock(eta)))
 		}
 	}
-	if cfg.RunID != "" {
+	switch {
+	case cfg.RunID != "":
 		facts = append(facts, kv("run", cfg.RunID))
+	case sn != nil && sn.RunID != "":
+		facts = append(facts, kv("run", sn.RunID))
 	}
 	if cfg.Threads > 0 {
 		th := fmt.Sprint(cfg.Threads)

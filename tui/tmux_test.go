@@ -21,6 +21,9 @@ var builtBinary string
 
 func binary(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary; skipped in -short mode")
+	}
 	if builtBinary != "" {
 		return builtBinary
 	}
@@ -38,6 +41,16 @@ func binary(t *testing.T) string {
 	return bin
 }
 
+func needTmux(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	if testing.Short() {
+		t.Skip("tmux test skipped in -short mode")
+	}
+}
+
 type tmux struct {
 	t      *testing.T
 	socket string
@@ -49,12 +62,7 @@ type tmux struct {
 // open afterwards so the final screen can be read.
 func startTmux(t *testing.T, line string) *tmux {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux not installed")
-	}
-	if testing.Short() {
-		t.Skip("tmux test skipped in -short mode")
-	}
+	needTmux(t)
 	dir := t.TempDir()
 	tm := &tmux{t: t, socket: fmt.Sprintf("ycsbctl-test-%d-%d", os.Getpid(), time.Now().UnixNano()), dir: dir}
 	script := filepath.Join(dir, "run.sh")
@@ -118,6 +126,7 @@ func (tm *tmux) exitCode(timeout time.Duration) string {
 }
 
 func TestTmuxRunQuit(t *testing.T) {
+	needTmux(t)
 	bin := binary(t)
 	tm := startTmux(t, bin+" run basic -P workloada -p basicdb.verbose=false -p basicdb.simulatedelay=2"+
 		" -p operationcount=100000000 -p maxexecutiontime=50 -p status.interval=1 -threads 4 --results bundle")
@@ -161,6 +170,7 @@ func TestTmuxRunQuit(t *testing.T) {
 }
 
 func TestTmuxCtrlCTwiceAborts(t *testing.T) {
+	needTmux(t)
 	bin := binary(t)
 	// Every operation takes 5 s, so a graceful stop visibly waits for
 	// the operations in flight until the second Ctrl-C cancels them.
@@ -188,6 +198,7 @@ func TestTmuxCtrlCTwiceAborts(t *testing.T) {
 }
 
 func TestTmuxLoadProgressAndNoTUI(t *testing.T) {
+	needTmux(t)
 	bin := binary(t)
 	tm := startTmux(t, bin+" load basic -P workloada -p basicdb.verbose=false -p basicdb.simulatedelay=1"+
 		" -p recordcount=2000000 -p status.interval=1 -threads 4")
@@ -217,9 +228,6 @@ func TestTmuxLoadProgressAndNoTUI(t *testing.T) {
 // TestPipedStdoutStaysPlain checks that scripts capturing stdout never get
 // the view's escape sequences.
 func TestPipedStdoutStaysPlain(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	bin := binary(t)
 	cmd := exec.Command(bin, "run", "basic", "-P", "workloada", "-p", "basicdb.verbose=false", "-p", "operationcount=2000", "-p", "status.interval=1", "-s")
 	var stdout, stderr bytes.Buffer
