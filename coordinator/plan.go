@@ -145,6 +145,12 @@ func agentProps(base *properties.Properties, phase engine.Phase, a AgentPlan, n 
 		set(coreworkload.PropInsertStart, a.InsertStart)
 		set(coreworkload.PropInsertCount, a.InsertCount)
 	} else {
+		// The zipfian key space is sized from the whole run's expected
+		// inserts, so every agent draws from the same distribution as a
+		// single host would; only the budget is this agent's share.
+		if v, ok := p[coreworkload.PropOperationCount]; ok {
+			p[coreworkload.PropKeyspaceOperationCount] = v
+		}
 		set(coreworkload.PropOperationCount, a.OperationCount)
 	}
 	if a.Target > 0 {

@@ -62,8 +62,13 @@ const (
 	// PropInsertStripeIndex and PropInsertStripeCount make run-phase
 	// inserts of several agents disjoint: agent i of n inserts key numbers
 	// recordcount + k*n + i. The coordinator sets them; alone they are 0/1.
-	PropInsertStripeIndex = "ycsbctl.insertstripe.index"
-	PropInsertStripeCount = "ycsbctl.insertstripe.count"
+	// PropKeyspaceOperationCount, when set, replaces operationcount in
+	// sizing the zipfian key space (expected new keys). The coordinator
+	// sets it to the whole run's operationcount, because each agent's
+	// operationcount is only its share.
+	PropKeyspaceOperationCount = "ycsbctl.keyspace.operationcount"
+	PropInsertStripeIndex      = "ycsbctl.insertstripe.index"
+	PropInsertStripeCount      = "ycsbctl.insertstripe.count"
 )
 
 // Distribution names accepted by requestdistribution.
@@ -100,17 +105,20 @@ type Config struct {
 	RecordCount         int64
 	OperationCount      int64
 	HasOperationCount   bool
-	MinScanLength       int64
-	MaxScanLength       int64
-	ScanLengthDist      string
-	InsertRetryLimit    int64
-	InsertRetryInterval float64
-	InsertKeepGoing     bool
-	BatchSize           int64
-	KeyPrefix           string
-	FreshValues         bool
-	StripeIndex         int64
-	StripeCount         int64
+	// KeyspaceOperationCount sizes the zipfian key space (see
+	// PropKeyspaceOperationCount).
+	KeyspaceOperationCount int64
+	MinScanLength          int64
+	MaxScanLength          int64
+	ScanLengthDist         string
+	InsertRetryLimit       int64
+	InsertRetryInterval    float64
+	InsertKeepGoing        bool
+	BatchSize              int64
+	KeyPrefix              string
+	FreshValues            bool
+	StripeIndex            int64
+	StripeCount            int64
 }
 
 // ParseConfig reads and validates CoreWorkload properties. Every error
@@ -230,6 +238,13 @@ func ParseConfig(p *properties.Properties) (*Config, error) {
 	if _, ok := p.Lookup(PropOperationCount); ok {
 		c.HasOperationCount = true
 		c.OperationCount, e1 = p.NonNegInt64(PropOperationCount, 0)
+		if e(e1) {
+			return nil, err
+		}
+	}
+	c.KeyspaceOperationCount = c.OperationCount
+	if _, ok := p.Lookup(PropKeyspaceOperationCount); ok {
+		c.KeyspaceOperationCount, e1 = p.NonNegInt64(PropKeyspaceOperationCount, 0)
 		if e(e1) {
 			return nil, err
 		}

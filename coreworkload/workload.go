@@ -93,7 +93,7 @@ func New(p *properties.Properties, clk clock.Clock) (*Workload, error) {
 	case "zipfian":
 		// YCSB widens the zipfian range by the expected inserts ("fudge
 		// factor 2") so that new keys can be popular too.
-		expected := int64(float64(cfg.OperationCount) * cfg.InsertProp * 2)
+		expected := int64(float64(cfg.KeyspaceOperationCount) * cfg.InsertProp * 2)
 		w.keyChooser = generator.NewScrambledZipfian(lb, lb+cfg.InsertCount+expected)
 	case "latest":
 		w.keyChooser = generator.NewSkewedLatest(w.limit)
