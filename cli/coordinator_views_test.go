@@ -73,6 +73,9 @@ func TestCoordinatorViews(t *testing.T) {
 		scraped <- body
 	}()
 	code, err := coordinator.Run(runCtx, cfg)
+	// /metrics stays up until Close: the scraper sees at least the final
+	// state however slowly it started.
+	body := <-scraped
 	views.Close()
 	if code != 0 || err != nil {
 		t.Fatalf("coordinator: %d %v\n%s", code, err, stderr.String())
@@ -85,7 +88,6 @@ func TestCoordinatorViews(t *testing.T) {
 	if view := out[enter:leave]; !strings.Contains(view, "Agents (2)") || !strings.Contains(view, addrs[1]) {
 		t.Errorf("the view never showed the agents")
 	}
-	body := <-scraped
 	for _, want := range []string{`ycsbctl_agent_state{agent="` + addrs[0] + `"`, `ycsbctl_agent_clock_offset_seconds{agent="` + addrs[1] + `"`, `ycsbctl_operations_total{agent="all",op="READ"`, `ycsbctl_agents{`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)

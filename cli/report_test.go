@@ -125,7 +125,7 @@ func TestMetricsAddr(t *testing.T) {
 	}()
 	urlRe := regexp.MustCompile(`Prometheus metrics: (http://127\.0\.0\.1:\d+/metrics)`)
 	var body string
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) && !strings.Contains(body, `op="READ"`) {
 		time.Sleep(50 * time.Millisecond)
 		m := urlRe.FindStringSubmatch(stderr.String())

@@ -139,7 +139,7 @@ type Runner struct {
 	sleepCtx    context.Context
 	sleepCancel context.CancelFunc
 	stop        atomic.Bool
-	reason atomic.Pointer[string]
+	reason      atomic.Pointer[string]
 
 	measuring   atomic.Bool
 	measureAtNs atomic.Int64 // clock Nanotime when measuring began
