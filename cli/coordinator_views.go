@@ -82,6 +82,8 @@ func AttachCoordinatorViews(gs *GlobalState, cfg *coordinator.Config, stop func(
 	if tui.IsTerminal(v.stderr) {
 		v.owned = true
 		cfg.Stderr = &viewStderr{v: v}
+		// The view replaces the status lines, as on a single host.
+		cfg.Status = false
 	}
 	v.live.Start(stop)
 	return v, nil

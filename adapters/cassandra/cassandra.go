@@ -17,7 +17,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -444,38 +443,15 @@ func (d *DB) BatchInsert(ctx context.Context, table string, keys [][]byte, value
 	if len(keys) == 0 {
 		return adapters.OK
 	}
-	par := min(d.batchPar, len(keys))
-	var (
-		next     atomic.Int64
-		firstErr atomic.Pointer[error]
-		wg       sync.WaitGroup
-	)
-	// A fixed set of workers pulls indexes; each waits for its insert to
-	// finish, so all keys and values are used before this call returns.
-	for w := 0; w < par; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(keys) || firstErr.Load() != nil {
-					return
-				}
-				// Each insert gets its own deadline: a large batch may
-				// rightly take longer than one operation's timeout.
-				ictx, cancel := d.opCtx(ctx)
-				err := d.insert(ictx, table, keys[i], values[i])
-				cancel()
-				if err != nil {
-					firstErr.CompareAndSwap(nil, &err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if e := firstErr.Load(); e != nil {
-		return d.fail("batch insert", *e)
+	// Each record gets its own deadline: a large batch may rightly take
+	// longer than one operation's timeout.
+	err := adapters.ForEachConcurrently(len(keys), d.batchPar, func(i int) error {
+		ictx, cancel := d.opCtx(ctx)
+		defer cancel()
+		return d.insert(ictx, table, keys[i], values[i])
+	})
+	if err != nil {
+		return d.fail("batch insert", err)
 	}
 	return adapters.OK
 }
