@@ -32,6 +32,8 @@ type LocalMeta struct {
 	// CPU returns the process' CPU seconds so far (user + system); nil
 	// leaves CPU at zero.
 	CPU func() float64
+	// Now is the clock for the end time (time.Now when nil).
+	Now func() time.Time
 }
 
 // LocalWriter records a single-host run into a bundle directory while it
@@ -61,8 +63,11 @@ func NewLocal(dir string, meta LocalMeta) (*LocalWriter, error) {
 	if err != nil {
 		return nil, err
 	}
+	if meta.Now == nil {
+		meta.Now = time.Now
+	}
 	if meta.Started.IsZero() {
-		meta.Started = time.Now()
+		meta.Started = meta.Now()
 	}
 	w := &LocalWriter{dir: dir, meta: meta, f: f, hw: hlog.NewWriter(f, meta.Started)}
 	w.cpu0 = w.cpu()
@@ -138,7 +143,7 @@ func (w *LocalWriter) Finish(res *engine.Result, sum *output.Summary, out Outcom
 		RunID: m.RunID, Tool: "ycsbctl", Version: m.Version, Protocol: m.Protocol,
 		Status: out.Status, StatusReasons: out.Reasons, ExitCode: out.ExitCode, ExitReason: out.ExitReason, Error: out.Error,
 		DB: m.DB, Phase: m.Phase, Label: m.Label, Mode: "single-host",
-		StartedAt: m.Started, EndedAt: time.Now(),
+		StartedAt: m.Started, EndedAt: m.Now(),
 		Config: Config{Properties: Redact(m.Properties), Agents: []string{"local"}, IntervalNs: int64(m.Interval),
 			Exporter: m.Exporter, CommandLine: m.CommandLine},
 		Intervals:   w.ivs,

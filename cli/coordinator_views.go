@@ -165,11 +165,10 @@ func coordinatorSnapshot(u *coordinator.Update) tui.Snapshot {
 	return sn
 }
 
-// CoordinatorMetrics exposes a coordinator's merged view on exp. The
-// latency histograms and operation counters are the cluster merge, under
-// agent="all" (Update carries no per-agent histograms; scrape the agents
-// for per-agent latency); agent state, clock offset, lag, interval delay
-// and CPU are per agent, labelled with the agent's address.
+// CoordinatorMetrics exposes a coordinator's view on exp: latency
+// histograms and operation counters per agent (labelled with the agent's
+// address; sum across agents for the cluster), and agent state, clock
+// offset, lag, interval delay and CPU per agent.
 func CoordinatorMetrics(exp *metrics.Exporter, cfg *coordinator.Config) coordinator.Observer {
 	var mu sync.Mutex
 	started := false
@@ -192,7 +191,17 @@ func CoordinatorMetrics(exp *metrics.Exporter, cfg *coordinator.Config) coordina
 			exp.SetRun(info)
 		}
 		if !u.Progress.Warmup {
-			exp.ObserveInterval("all", u.Interval)
+			// Per-agent series, labelled by address, aggregate with
+			// sum by (...) across agents; "all" is only a fallback
+			// for an update that carries no per-agent intervals.
+			if len(u.AgentIntervals) == 0 {
+				exp.ObserveInterval("all", u.Interval)
+			}
+			for i, iv := range u.AgentIntervals {
+				if iv != nil && i < len(u.Agents) {
+					exp.ObserveInterval(u.Agents[i].Address, iv)
+				}
+			}
 		}
 		now := time.Now()
 		for _, a := range u.Agents {

@@ -60,7 +60,7 @@ func TestCoordinatorViews(t *testing.T) {
 	go func() {
 		urlRe := regexp.MustCompile(`Prometheus metrics: (\S+)`)
 		body := ""
-		for i := 0; i < 200 && !strings.Contains(body, `ycsbctl_operation_duration_seconds_bucket{agent="all"`); i++ {
+		for i := 0; i < 200 && !strings.Contains(body, `ycsbctl_operation_duration_seconds_bucket{agent="`+addrs[1]+`"`); i++ {
 			time.Sleep(50 * time.Millisecond)
 			if m := urlRe.FindStringSubmatch(stderr.String()); m != nil {
 				if resp, err := http.Get(m[1]); err == nil {
@@ -88,7 +88,7 @@ func TestCoordinatorViews(t *testing.T) {
 	if view := out[enter:leave]; !strings.Contains(view, "Agents (2)") || !strings.Contains(view, addrs[1]) {
 		t.Errorf("the view never showed the agents")
 	}
-	for _, want := range []string{`ycsbctl_agent_state{agent="` + addrs[0] + `"`, `ycsbctl_agent_clock_offset_seconds{agent="` + addrs[1] + `"`, `ycsbctl_operations_total{agent="all",op="READ"`, `ycsbctl_agents{`} {
+	for _, want := range []string{`ycsbctl_agent_state{agent="` + addrs[0] + `"`, `ycsbctl_agent_clock_offset_seconds{agent="` + addrs[1] + `"`, `ycsbctl_operations_total{agent="` + addrs[0] + `",op="READ"`, `ycsbctl_operations_total{agent="` + addrs[1] + `",op="READ"`, `ycsbctl_agents{`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -245,15 +246,19 @@ with --results DIR.`,
 			}
 			ctx, cancel := context.WithCancel(gs.Ctx)
 			defer cancel()
-			var aborts atomic.Int32
-			abortCtx, abort := context.WithCancel(context.Background())
-			defer abort()
+			// The first stop (q, Ctrl-C) is graceful; a second one, or
+			// an explicit abort from the view, aborts.
+			var stops atomic.Int32
+			abortCh := make(chan struct{})
+			var abortOnce sync.Once
 			stop := func(hard bool) {
-				if hard || aborts.Add(1) > 1 {
-					abort()
+				if stops.Add(1) > 1 || hard {
+					abortOnce.Do(func() { close(abortCh) })
 				}
 				cancel()
 			}
+			cfg.Abort = abortCh
+			cfg.CommandLine = append([]string{"ycsbctl"}, gs.Args...)
 			views, err := AttachCoordinatorViews(gs, &cfg, stop)
 			if err != nil {
 				return err
@@ -268,7 +273,7 @@ with --results DIR.`,
 				for {
 					select {
 					case <-sigs:
-						if aborts.Load() == 0 {
+						if stops.Load() == 0 {
 							fmt.Fprintln(gs.Stderr, "Interrupted: stopping every agent gracefully (press Ctrl-C again to abort)")
 						}
 						stop(false)
@@ -277,7 +282,6 @@ with --results DIR.`,
 					}
 				}
 			}()
-			_ = abortCtx
 			code, err := coordinator.Run(ctx, cfg)
 			views.Close()
 			if err != nil {

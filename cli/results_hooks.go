@@ -31,7 +31,7 @@ func startLocalBundle(gs *GlobalState, run *localRun) engine.Observer {
 		RunID: run.RunID, Version: version.Version, Protocol: version.Protocol, DB: run.DB, Phase: run.Phase.String(),
 		Label: run.Props.String("label", ""), Properties: run.Props.Map(), CommandLine: run.Cmdline,
 		Interval: run.Settings.StatusInterval, Exporter: run.Props.String(PropExporter, output.TextExporter),
-		Threads: run.Settings.Threads, Started: run.Started, CPU: metrics.ProcessCPUSeconds,
+		Threads: run.Settings.Threads, Started: run.Started, CPU: metrics.ProcessCPUSeconds, Now: gs.Clock.Now,
 	})
 	if err != nil {
 		fmt.Fprintf(gs.Stderr, "Warning: --results %s: %v; no bundle will be written\n", dir, err)

@@ -85,6 +85,12 @@ type Config struct {
 	// Version overrides version.Version in what this coordinator
 	// announces; tests use it to exercise the mismatch refusal.
 	Version string
+	// Abort, when closed, aborts the run: agents cancel their calls in
+	// flight instead of finishing them (the operator's second Ctrl-C;
+	// cancelling Run's context stops gracefully).
+	Abort <-chan struct{}
+	// CommandLine is recorded in run.json so reports can name the run.
+	CommandLine []string
 }
 
 // Observer receives the cluster view after every merged interval.
@@ -110,6 +116,9 @@ type Update struct {
 	Cumulative *measurement.Interval
 	Progress   engine.Progress
 	Agents     []AgentStatus
+	// AgentIntervals holds each agent's own record for Seq, by agent
+	// index (nil where none arrived), for per-agent views and metrics.
+	AgentIntervals []*measurement.Interval
 }
 
 // AgentStatus is what the coordinator knows about one agent.

@@ -27,6 +27,8 @@ type merger struct {
 	// late counts records that arrived after their seq was sealed; they
 	// are in the cumulative view and the bundle, not in the printed line.
 	late int
+	// keepAgents keeps each agent's interval beside the merge.
+	keepAgents bool
 }
 
 type seqMerge struct {
@@ -36,6 +38,9 @@ type seqMerge struct {
 	lagNs int64
 	cpu   float64
 	count int
+	// agents holds each agent's own interval when the merger keeps them
+	// (observers want per-agent views); nil otherwise.
+	agents []*measurement.Interval
 }
 
 func newMerger(n int) *merger {
@@ -77,6 +82,16 @@ func (m *merger) add(agent int, d *transport.Decoded, startNs, endNs int64) (boo
 		return false, err
 	}
 	widen(s.iv, startNs, endNs)
+	if m.keepAgents {
+		if s.agents == nil {
+			s.agents = make([]*measurement.Interval, m.n)
+		}
+		a := measurement.NewInterval(d.Seq, startNs, endNs)
+		if err := d.AddTo(a); err != nil {
+			return false, err
+		}
+		s.agents[agent] = a
+	}
 	s.got[agent] = true
 	s.count++
 	if d.LagNs > s.lagNs {

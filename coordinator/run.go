@@ -230,6 +230,7 @@ func (c *coord) run(ctx context.Context) (exitcode.Code, error) {
 	}
 
 	c.m = newMerger(len(c.agents))
+	c.m.keepAgents = len(c.s.Observers) > 0
 	if s.ResultsDir != "" {
 		sp, err := openSpool(s.ResultsDir, c.runID)
 		if err != nil {
@@ -362,8 +363,20 @@ func (c *coord) loop(ctx context.Context) (exitcode.Code, error) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	ctxDone := ctx.Done()
+	abort := c.s.Abort
 	for {
 		select {
+		case <-abort:
+			abort = nil
+			ctxDone = nil
+			if c.phase == phasePreparing {
+				return exitcode.Aborted, errors.New("aborted while agents were preparing")
+			}
+			c.operatorAbort = true
+			c.logf("Aborted: agents cancel their calls in flight")
+			// A graceful stop may be under way; an abort overrides it.
+			c.phase = phaseRunning
+			c.beginStop("aborted by operator", true)
 		case <-ctxDone:
 			ctxDone = nil
 			if c.phase == phasePreparing {
@@ -625,7 +638,7 @@ func (c *coord) emit(s *seqMerge) {
 	if len(c.s.Observers) == 0 {
 		return
 	}
-	u := &Update{RunID: c.runID, Seq: s.iv.Seq, Interval: s.iv, Cumulative: c.m.cum.Clone(), Progress: p, Agents: c.agentStatuses()}
+	u := &Update{RunID: c.runID, Seq: s.iv.Seq, Interval: s.iv, Cumulative: c.m.cum.Clone(), Progress: p, Agents: c.agentStatuses(), AgentIntervals: s.agents}
 	for _, o := range c.s.Observers {
 		o.OnInterval(u)
 	}

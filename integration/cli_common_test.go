@@ -8,14 +8,17 @@ package integration
 // count its records and in which order it scans, and runs cliSuite, whose
 // steps share one server start:
 //
-//	SchemaDropInit   drop, drop, init, init: idempotent, each says what it did
-//	Load             load with 8 threads; the database holds exactly recordcount
-//	ScanOrder        `ycsbctl shell` scans print keys in the database's order
-//	Workloads        workloads A-F with 8 threads; every operation counted, only OK
-//	DataIntegrity    dataintegrity=true load, then C and F verify every read
-//	BulkLoad         batchsize=100 and comparison2014-bulkload (batches of 3000)
-//	Distributed      coordinator + 3 agents on 127.0.0.1: load and run
-//	ServerStopped    the server stops mid-run: failures counted, complete summary
+//	SchemaDropInit      drop, drop, init, init: idempotent, each says what it did
+//	InvalidConfig       a bad binding property: exit 2, the property named
+//	Load                load with 8 threads; the database holds exactly recordcount
+//	ScanOrder           `ycsbctl shell` scans print keys in the database's order
+//	Workloads           workloads A-F with 8 threads; every operation counted, only OK
+//	DataIntegrity       dataintegrity=true load, then C and F verify every read
+//	BulkLoad            batchsize=100 and comparison2014-bulkload (batches of 3000)
+//	CredentialsNotShown a password never appears in output or the run bundle
+//	Distributed         coordinator + 3 agents on 127.0.0.1: load splits, run merges
+//	ServerStopped       the server stops mid-run: failures counted and shown,
+//	                    complete summary, exit 5, no hang; then a new run exits 1
 //
 // ServerStopped is always last: it leaves the server stopped.
 
@@ -23,6 +26,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -786,6 +790,13 @@ func cliCredentials(t *testing.T, tg *cliTarget, records int64) {
 			assert.NotContains(t, l, secret, "the secret is printed on %s", out.name)
 		}
 	}
+	checkNoSecretInDir(t, dir, secret)
+}
+
+// checkNoSecretInDir fails for every file under dir (a run bundle) that
+// holds secret.
+func checkNoSecretInDir(t *testing.T, dir, secret string) {
+	t.Helper()
 	var files []string
 	require.NoError(t, filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() {
@@ -798,8 +809,8 @@ func cliCredentials(t *testing.T, tg *cliTarget, records int64) {
 		rel, _ := filepath.Rel(dir, path)
 		files = append(files, rel)
 		if i := bytes.Index(b, []byte(secret)); i >= 0 {
-			lo, hi := max(0, i-120), min(len(b), i+len(secret)+40)
-			t.Errorf("the secret is in the run bundle's %s: ...%s...", rel, b[lo:hi])
+			lo, hi := max(0, i-80), min(len(b), i+len(secret)+20)
+			t.Errorf("the secret is in the run bundle's %s: ...%q...", rel, b[lo:hi])
 		}
 		return nil
 	}))
@@ -855,6 +866,41 @@ func waitListening(t *testing.T, addr string, p *cliProc, within time.Duration) 
 	t.Fatalf("agent at %s not listening after %s", addr, within)
 }
 
+// distBundle is the part of a coordinator's run.json these tests read.
+type distBundle struct {
+	ExitCode int `json:"exit_code"`
+	Plan     struct {
+		InsertStart int64 `json:"insertstart"`
+		InsertCount int64 `json:"insertcount"`
+		Agents      []struct {
+			Address        string `json:"address"`
+			InsertStart    int64  `json:"insertstart"`
+			InsertCount    int64  `json:"insertcount"`
+			OperationCount int64  `json:"operationcount"`
+		} `json:"agents"`
+	} `json:"plan"`
+	Agents []struct {
+		Address    string `json:"address"`
+		State      string `json:"state"`
+		Operations int64  `json:"operations_received"`
+	} `json:"agents"`
+}
+
+func readDistBundle(t *testing.T, dir string) *distBundle {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	require.NoError(t, err, "the coordinator's run bundle")
+	var out distBundle
+	require.NoError(t, json.Unmarshal(b, &out))
+	return &out
+}
+
+// cliDistributed starts 3 agents on 127.0.0.1 and drives a load and a
+// workload A run through `ycsbctl coordinator` against the real server.
+// The load must split [0, recordcount) into 3 disjoint parts that together
+// insert every record exactly once (checked in the database and in the run
+// bundle's plan and per-agent counts); the run's merged summary must
+// account for every operation, with each agent doing a share.
 func cliDistributed(t *testing.T, tg *cliTarget) {
 	if !coordinatorAvailable(t) {
 		t.Skip("this ycsbctl has no coordinator/agent commands yet")
@@ -875,34 +921,85 @@ func cliDistributed(t *testing.T, tg *cliTarget) {
 	}
 	list := strings.Join(addrs, ",")
 	records := tg.records
+	coordinator := func(t *testing.T, verb string, p map[string]string, dir string) *cliResult {
+		args := append([]string{"coordinator"}, tg.cmd(verb, "workloada", p,
+			"--agents", list, "-threads", "4", "-s", "--results", dir)...)
+		return runCLI(t, cmdTimeout, "", args...)
+	}
 
 	t.Run("Load", func(t *testing.T) {
-		args := append([]string{"coordinator"}, tg.cmd("load", "workloada",
-			map[string]string{"table": dt, "recordcount": strconv.FormatInt(records, 10)},
-			"--agents", list, "-threads", "4", "-s")...)
-		r := runCLI(t, cmdTimeout, "", args...)
+		dir := t.TempDir()
+		r := coordinator(t, "load", map[string]string{"table": dt, "recordcount": strconv.FormatInt(records, 10)}, dir)
 		requireExit(t, r, 0)
 		s := parseSummary(t, r.stdout)
 		require.True(t, s.has("OVERALL"), "%s", r)
 		assert.Equal(t, records, s.int("INSERT", "Return=OK"), "merged INSERT Return=OK")
 		assert.Equal(t, records, s.int("INSERT", "Operations"), "merged INSERT Operations")
 		assert.Equal(t, records, tg.count(t, dt), "records in %s after a load split over 3 agents", dt)
+		b := readDistBundle(t, dir)
+		require.Len(t, b.Plan.Agents, 3)
+		next := int64(0)
+		var got int64
+		for i, a := range b.Plan.Agents {
+			t.Logf("agent %d %s: insertstart=%d insertcount=%d; inserted %d", i, a.Address, a.InsertStart, a.InsertCount, b.Agents[i].Operations)
+			assert.Equal(t, next, a.InsertStart, "agent %d's range starts where the previous ended", i)
+			assert.Greater(t, a.InsertCount, int64(0), "agent %d has a share", i)
+			assert.Equal(t, a.InsertCount, b.Agents[i].Operations, "agent %d inserted its range", i)
+			next = a.InsertStart + a.InsertCount
+			got += b.Agents[i].Operations
+		}
+		assert.Equal(t, records, next, "the ranges cover [0, recordcount)")
+		assert.Equal(t, records, got)
 	})
 	t.Run("Run", func(t *testing.T) {
-		args := append([]string{"coordinator"}, tg.cmd("run", "workloada",
-			map[string]string{"table": dt, "recordcount": strconv.FormatInt(records, 10), "operationcount": strconv.FormatInt(tg.ops, 10)},
-			"--agents", list, "-threads", "4", "-s")...)
-		r := runCLI(t, cmdTimeout, "", args...)
+		dir := t.TempDir()
+		r := coordinator(t, "run", map[string]string{"table": dt, "recordcount": strconv.FormatInt(records, 10),
+			"operationcount": strconv.FormatInt(tg.ops, 10)}, dir)
 		s := checkRunSummary(t, r, tg.ops)
 		assert.Zero(t, s.returns("READ")["NOT_FOUND"], "READ Return=NOT_FOUND")
 		requireOnlyOK(t, s, "distributed workloada")
 		t.Logf("distributed workloada: %s", describeReturns(s))
+		b := readDistBundle(t, dir)
+		var sum int64
+		for i, a := range b.Agents {
+			assert.Greater(t, a.Operations, int64(0), "agent %d did operations", i)
+			assert.Equal(t, "finished", a.State, "agent %d", i)
+			sum += a.Operations
+		}
+		assert.Equal(t, tg.ops, sum, "per-agent operations add up to operationcount")
 	})
+	if tg.secretProps != nil && tg.secretExit == 0 {
+		t.Run("CredentialsNotShown", func(t *testing.T) {
+			// The same check as the single-host one, for the coordinator
+			// and the agents it drives.
+			const secret = "S3cret-ycsbctl-dist-41c3"
+			p := map[string]string{"table": dt, "recordcount": strconv.FormatInt(records, 10), "operationcount": "300"}
+			for k, v := range tg.secretProps {
+				p[k] = strings.ReplaceAll(v, "{secret}", secret)
+			}
+			dir := t.TempDir()
+			r := coordinator(t, "run", p, dir)
+			requireExit(t, r, 0)
+			assert.NotContains(t, r.stdout, secret, "coordinator stdout")
+			assert.NotContains(t, r.stderr, secret, "coordinator stderr")
+			for i, a := range agents {
+				assert.NotContains(t, a.stderr.String()+a.stdout.String(), secret, "agent %d's output", i)
+			}
+			checkNoSecretInDir(t, dir, secret)
+		})
+	}
 	tg.schema(t, "drop", dt, "dropped")
+	// Agents stop cleanly on SIGINT.
 	for i, a := range agents {
-		a.cancel()
-		<-a.done
-		t.Logf("agent %s stopped (exit %d)", addrs[i], a.res.exit)
+		require.NoError(t, a.cmd.Process.Signal(os.Interrupt))
+		select {
+		case <-a.done:
+			assert.Equal(t, 0, a.res.exit, "agent %s exit code after SIGINT: %s", addrs[i], a.res)
+		case <-time.After(30 * time.Second):
+			t.Errorf("agent %s still running 30s after SIGINT", addrs[i])
+			a.cancel()
+			<-a.done
+		}
 	}
 }
 

@@ -89,7 +89,8 @@ func makeBundle(t *testing.T, dir string, f fixture) string {
 	if f.agents == 0 {
 		w, err := bundle.NewLocal(dir, bundle.LocalMeta{RunID: "run-" + filepath.Base(dir), Version: "test", Protocol: 1, DB: f.db, Phase: "run",
 			Label: f.label, Properties: props, CommandLine: []string{"run", f.db, "-P", f.workload, "-threads", "8"},
-			Interval: 10 * time.Second, Threads: 8, Started: start})
+			Interval: 10 * time.Second, Threads: 8, Started: start,
+			Now: func() time.Time { return start.Add(time.Duration(f.intervals)*10*time.Second + 2*time.Second) }})
 		if err != nil {
 			t.Fatal(err)
 		}

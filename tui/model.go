@@ -391,7 +391,7 @@ func progressLine(cfg Config, sn *Snapshot, elapsed time.Duration, width int) st
 var opCols = []struct {
 	name  string
 	width int
-}{{"OPERATION", 20}, {"COUNT", 11}, {"OPS/S", 10}, {"P50", 8}, {"P95", 8}, {"P99", 8}, {"P99.9", 8}, {"MAX", 8}, {"  ERRORS", 0}}
+}{{"OPERATION", 26}, {"COUNT", 11}, {"OPS/S", 10}, {"P50", 8}, {"P95", 8}, {"P99", 8}, {"P99.9", 8}, {"MAX", 8}, {"  ERRORS", 0}}
 
 func cell(s string, i int) string {
 	c := opCols[i]
