@@ -246,7 +246,8 @@ var secretWords = []string{"password", "passwd", "token", "secret", "credential"
 
 // Redact returns the properties with secrets replaced: values of
 // properties named like a secret, and passwords embedded in URLs (e.g.
-// mongodb.url=mongodb://user:pw@host). Same rules as the coordinator.
+// mongodb.url=mongodb://user:pw@host). A credential-shaped value that does
+// not parse is masked wholesale rather than risk leaking it.
 func Redact(props map[string]string) map[string]string {
 	out := make(map[string]string, len(props))
 	for k, v := range props {
@@ -273,6 +274,9 @@ func redactURLs(v string) string {
 	}
 	parts := strings.Split(v, ",")
 	for i, p := range parts {
+		if !strings.Contains(p, "@") {
+			continue // e.g. the second host of a multi-host MongoDB URL
+		}
 		u, err := url.Parse(strings.TrimSpace(p))
 		switch {
 		case err != nil:

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -110,57 +109,6 @@ func (s *spool) close() {
 	_ = os.Remove(s.path)
 }
 
-// secretWords mark properties whose values must not leave the machine.
-var secretWords = []string{"password", "passwd", "token", "secret", "credential", "apikey", "api_key", "privatekey", "private_key"}
-
-// Redact returns the properties with secrets replaced: values of
-// properties named like a secret, and passwords embedded in URLs (e.g.
-// mongodb.url=mongodb://user:pw@host).
-func Redact(props map[string]string) map[string]string {
-	out := make(map[string]string, len(props))
-	for k, v := range props {
-		lk := strings.ToLower(k)
-		secret := false
-		for _, w := range secretWords {
-			if strings.Contains(lk, w) {
-				secret = true
-				break
-			}
-		}
-		switch {
-		case secret && v != "":
-			out[k] = "REDACTED"
-		default:
-			out[k] = redactURLs(v)
-		}
-	}
-	return out
-}
-
-// redactURLs masks the password of every URL in a (possibly comma
-// separated) value. A credential-shaped value that does not parse is
-// masked wholesale rather than risk leaking it.
-func redactURLs(v string) string {
-	if !strings.Contains(v, "@") || !strings.Contains(v, "://") {
-		return v
-	}
-	parts := strings.Split(v, ",")
-	for i, p := range parts {
-		if !strings.Contains(p, "@") {
-			continue // e.g. the second host of a multi-host MongoDB URL
-		}
-		u, err := url.Parse(strings.TrimSpace(p))
-		switch {
-		case err != nil:
-			parts[i] = "REDACTED"
-		case u.User != nil:
-			if _, has := u.User.Password(); has {
-				parts[i] = u.Redacted()
-			}
-		}
-	}
-	return strings.Join(parts, ",")
-}
 
 // writeBundle writes run.json, summary.txt and merged.hlog in the layout
 // of package bundle, which reads them back (ycsbctl report/compare) and
@@ -175,7 +123,7 @@ func (c *coord) writeBundle(status string, reasons []string, code exitcode.Code,
 		DB: c.s.DB, Phase: c.s.Phase.String(), Label: c.s.Label, Mode: "distributed",
 		StartedAt: c.startedWall, EndedAt: c.clk.Now(), PlannedStart: time.Unix(0, c.plannedStart),
 		Config: bundle.Config{
-			Properties: Redact(c.s.Props.Map()), Agents: c.s.agents, OnAgentLoss: c.s.OnAgentLoss,
+			Properties: bundle.Redact(c.s.Props.Map()), Agents: c.s.agents, OnAgentLoss: c.s.OnAgentLoss,
 			IntervalNs: int64(c.s.Interval), TLS: c.s.TLS.Enabled(), Token: c.s.Token != "",
 			MaxClockOffsetNs: int64(c.s.MaxClockOffset), AgentTimeoutNs: int64(c.s.AgentTimeout), Exporter: c.s.exporter,
 			CommandLine: c.s.CommandLine,
