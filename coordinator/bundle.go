@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"bufio"
-	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -189,8 +188,7 @@ func (c *coord) writeIntervals(rep *bundle.Run, start int64) ([][]bundle.SeriesS
 	if start == 0 {
 		start = c.startedWall.UnixNano()
 	}
-	hlog.NewWriter(hf, time.Unix(0, start)) // header, flushed
-	bw := bufio.NewWriterSize(hf, 256<<10)
+	lw := hlog.NewWriter(hf, time.Unix(0, start))
 	var rec pb.IntervalRecord
 	var dec transport.Decoded
 	merged := measurement.NewInterval(0, 0, 0)
@@ -225,7 +223,10 @@ func (c *coord) writeIntervals(rep *bundle.Run, start int64) ([][]bundle.SeriesS
 					acc[a.idx][sr] = &transport.Sparse{}
 				}
 				acc[a.idx][sr].Add(sp, &spare)
-				writeHlogLine(bw, bundle.Tag(sr, a.idx), s, e, sp.Max(), rec.Histograms[i].Hdr)
+				// The agent's own bytes go to the log as received.
+				if err := lw.WriteEncoded(bundle.Tag(sr, a.idx), s, e, sp.Max(), rec.Histograms[i].Hdr); err != nil {
+					return nil, err
+				}
 			}
 			is.Agents = append(is.Agents, slice)
 		}
@@ -239,12 +240,14 @@ func (c *coord) writeIntervals(rep *bundle.Run, start int64) ([][]bundle.SeriesS
 				if err != nil {
 					return nil, err
 				}
-				writeHlogLine(bw, bundle.Tag(measurement.Series(sr), -1), merged.StartNs, merged.EndNs, h.Max(), b)
+				if err := lw.WriteEncoded(bundle.Tag(measurement.Series(sr), -1), merged.StartNs, merged.EndNs, h.Max(), b); err != nil {
+					return nil, err
+				}
 			}
 		}
 		rep.Intervals = append(rep.Intervals, is)
 	}
-	if err := bw.Flush(); err != nil {
+	if err := lw.Flush(); err != nil {
 		return nil, err
 	}
 	out := make([][]bundle.SeriesStats, len(c.agents))
@@ -258,19 +261,6 @@ func (c *coord) writeIntervals(rep *bundle.Run, start int64) ([][]bundle.SeriesS
 	return out, hf.Close()
 }
 
-// writeHlogLine writes one interval line in the format output/hlog
-// writes (absolute seconds, length, max in ms, base64 V2 payload), from
-// bytes already V2-encoded: re-encoding every agent's histogram through
-// the library costs milliseconds each, which a 100-agent run multiplies
-// into minutes. Tags are built from series names and agent numbers,
-// which never contain the characters the format forbids.
-func writeHlogLine(w *bufio.Writer, tag string, startNs, endNs, maxNs int64, v2 []byte) {
-	fmt.Fprintf(w, "Tag=%s,%.3f,%.3f,%.3f,", tag, float64(startNs)/1e9, float64(endNs-startNs)/1e9, float64(maxNs)/1e6)
-	enc := base64.NewEncoder(base64.StdEncoding, w)
-	_, _ = enc.Write(v2)
-	_ = enc.Close()
-	_ = w.WriteByte('\n')
-}
 
 func sparseStats(name string, s *transport.Sparse) bundle.SeriesStats {
 	v := s.Percentiles([]float64{50, 95, 99, 99.9})

@@ -5,6 +5,7 @@ package hlog
 
 import (
 	"bufio"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"strings"
@@ -25,7 +26,7 @@ type Writer struct {
 // the start time and an explicit zero BaseTime, so that readers take the
 // interval timestamps as absolute (seconds since the epoch).
 func NewWriter(w io.Writer, start time.Time) *Writer {
-	lw := &Writer{w: bufio.NewWriter(w)}
+	lw := &Writer{w: bufio.NewWriterSize(w, 256<<10)}
 	secs := float64(start.UnixNano()) / 1e9
 	fmt.Fprintf(lw.w, "#[Logging for: ycsbctl]\n")
 	fmt.Fprintf(lw.w, "#[Histogram log format version 1.3]\n")
@@ -40,16 +41,32 @@ func NewWriter(w io.Writer, start time.Time) *Writer {
 // breaks, which the format cannot carry).
 func ValidTag(tag string) bool { return !strings.ContainsAny(tag, ", \t\r\n") }
 
-// WriteInterval writes one interval histogram (values in ns). The max
-// column is in milliseconds, HdrHistogram's default unit ratio for
+// WriteInterval writes one interval histogram (values in ns) and flushes,
+// so that a log being written during a run is readable at any moment. The
+// max column is in milliseconds, HdrHistogram's default unit ratio for
 // nanosecond values.
 func (lw *Writer) WriteInterval(tag string, startNs, endNs int64, h *hdrhistogram.Histogram) error {
-	if tag != "" && !ValidTag(tag) {
-		return fmt.Errorf("hlog: invalid tag %q", tag)
-	}
 	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
 		return err
+	}
+	raw, err := base64.StdEncoding.DecodeString(string(enc))
+	if err != nil {
+		return err
+	}
+	if err := lw.WriteEncoded(tag, startNs, endNs, h.Max(), raw); err != nil {
+		return err
+	}
+	return lw.Flush()
+}
+
+// WriteEncoded writes one interval line from an already V2-compressed
+// histogram (as agents send them), without re-encoding: a 100-agent run
+// writes thousands of lines, and re-encoding each costs milliseconds. It
+// buffers; call Flush when done.
+func (lw *Writer) WriteEncoded(tag string, startNs, endNs, maxNs int64, v2 []byte) error {
+	if tag != "" && !ValidTag(tag) {
+		return fmt.Errorf("hlog: invalid tag %q", tag)
 	}
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
@@ -59,7 +76,21 @@ func (lw *Writer) WriteInterval(tag string, startNs, endNs int64, h *hdrhistogra
 	if tag != "" {
 		fmt.Fprintf(lw.w, "Tag=%s,", tag)
 	}
-	fmt.Fprintf(lw.w, "%.3f,%.3f,%.3f,%s\n", float64(startNs)/1e9, float64(endNs-startNs)/1e9, float64(h.Max())/1e6, enc)
+	fmt.Fprintf(lw.w, "%.3f,%.3f,%.3f,", float64(startNs)/1e9, float64(endNs-startNs)/1e9, float64(maxNs)/1e6)
+	enc := base64.NewEncoder(base64.StdEncoding, lw.w)
+	_, _ = enc.Write(v2)
+	_ = enc.Close()
+	lw.err = lw.w.WriteByte('\n')
+	return lw.err
+}
+
+// Flush writes buffered lines out.
+func (lw *Writer) Flush() error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.err != nil {
+		return lw.err
+	}
 	lw.err = lw.w.Flush()
 	return lw.err
 }
