@@ -108,7 +108,6 @@ func (s *spool) close() {
 	_ = os.Remove(s.path)
 }
 
-
 // writeBundle writes run.json, summary.txt and merged.hlog in the layout
 // of package bundle, which reads them back (ycsbctl report/compare) and
 // which single-host runs write too.
@@ -260,7 +259,6 @@ func (c *coord) writeIntervals(rep *bundle.Run, start int64) ([][]bundle.SeriesS
 	}
 	return out, hf.Close()
 }
-
 
 func sparseStats(name string, s *transport.Sparse) bundle.SeriesStats {
 	v := s.Percentiles([]float64{50, 95, 99, 99.9})

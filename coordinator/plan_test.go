@@ -141,4 +141,3 @@ func TestClusterLimit(t *testing.T) {
 		}
 	}
 }
-
