@@ -76,6 +76,10 @@ type Zipfian struct {
 	base         int64
 	theta        float64
 	alpha        float64
+	// intAlpha is alpha rounded to an integer when alpha is one up to
+	// float rounding (theta = 0.99 gives 99.99999999999991): x^alpha is
+	// then a few multiplications instead of a log and an exp.
+	intAlpha uint
 	zetan        float64
 	eta          float64
 	zeta2theta   float64
@@ -102,8 +106,24 @@ func NewZipfianWithZetan(min, max int64, theta, zetan float64) *Zipfian {
 		halfPowTheta: math.Pow(0.5, theta),
 		countForZeta: items,
 	}
+	if a := math.Round(z.alpha); math.Abs(z.alpha-a) < 1e-9 && a >= 1 && a <= 1024 {
+		z.intAlpha = uint(a)
+	}
 	z.eta = z.computeEta()
 	return z
+}
+
+// powUint returns x^n by repeated squaring.
+func powUint(x float64, n uint) float64 {
+	r := 1.0
+	for n > 0 {
+		if n&1 != 0 {
+			r *= x
+		}
+		x *= x
+		n >>= 1
+	}
+	return r
 }
 
 func (z *Zipfian) computeEta() float64 {
@@ -134,12 +154,19 @@ func (z *Zipfian) NextN(r *Rand, itemcount int64) int64 {
 	// The float64() conversion forbids fusing into an FMA (allowed by the Go
 	// spec on arm64 etc.), which would change rounding versus Java.
 	x := float64(z.eta*u) - z.eta + 1
-	// x^alpha as exp(alpha*ln x): ~3.5x faster than math.Pow on this hot
-	// path. The result differs by at most ~1e-14 relative (measured over
-	// the whole x range), far below the resolution that could change the
-	// distribution; Java's own Math.pow is not bit-identical to math.Pow
-	// either, and individual draws are never reproducible across tools.
-	return z.base + javaLong(float64(itemcount)*math.Exp(z.alpha*math.Log(x)))
+	// x^alpha by squaring when alpha is an integer up to rounding (the
+	// default theta), else as exp(alpha*ln x); both are several times
+	// faster than math.Pow on this hot path. Either differs from Java's
+	// Math.pow by about 1e-14 relative at most (tested), far below what
+	// could change the distribution; individual draws are never
+	// reproducible across tools anyway.
+	var p float64
+	if z.intAlpha != 0 {
+		p = powUint(x, z.intAlpha)
+	} else {
+		p = math.Exp(z.alpha * math.Log(x))
+	}
+	return z.base + javaLong(float64(itemcount)*p)
 }
 
 // Clone returns an independent copy (zeta state included) for another worker.
