@@ -72,14 +72,14 @@ func eulerMaclaurin(a, b int64, theta float64) float64 {
 // the most popular, base+1 the next, and so on. It is not safe for
 // concurrent use because NextN may grow zetan; give each worker a Clone.
 type Zipfian struct {
-	items        int64 // item count at construction; upstream keeps using it for eta
-	base         int64
-	theta        float64
-	alpha        float64
+	items int64 // item count at construction; upstream keeps using it for eta
+	base  int64
+	theta float64
+	alpha float64
 	// intAlpha is alpha rounded to an integer when alpha is one up to
 	// float rounding (theta = 0.99 gives 99.99999999999991): x^alpha is
 	// then a few multiplications instead of a log and an exp.
-	intAlpha uint
+	intAlpha     uint
 	zetan        float64
 	eta          float64
 	zeta2theta   float64
