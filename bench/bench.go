@@ -6,7 +6,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -214,7 +213,7 @@ func Prepare(ctx context.Context, dbName string, p *properties.Properties, phase
 	}
 	db, err := info.Driver.Open(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", info.Name, err)
+		return nil, err
 	}
 	r, err := engine.Prepare(ctx, engine.Options{
 		Phase:          phase,

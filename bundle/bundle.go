@@ -370,3 +370,34 @@ func (b *Bundle) Workload() string {
 	}
 	return ""
 }
+
+// RedactArgs returns a command line with secrets replaced, by the rules of
+// Redact: "-p key=value" overrides whose key names a secret, URLs with
+// passwords anywhere, and the values of --token style flags. Command
+// lines are echoed on stderr and stored in run.json and reports.
+func RedactArgs(args []string) []string {
+	out := make([]string, len(args))
+	secretFlag := false
+	for i, a := range args {
+		switch {
+		case secretFlag:
+			out[i] = "REDACTED"
+			secretFlag = false
+			continue
+		case a == "--token" || a == "-token":
+			out[i] = a
+			secretFlag = true
+			continue
+		case strings.HasPrefix(a, "--token=") || strings.HasPrefix(a, "-token="):
+			k, _, _ := strings.Cut(a, "=")
+			out[i] = k + "=REDACTED"
+			continue
+		}
+		if k, v, ok := strings.Cut(a, "="); ok && !strings.HasPrefix(a, "-") {
+			out[i] = k + "=" + Redact(map[string]string{k: v})[k]
+			continue
+		}
+		out[i] = redactURLs(a)
+	}
+	return out
+}

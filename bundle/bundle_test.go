@@ -110,3 +110,21 @@ func TestRedactMultiHostURL(t *testing.T) {
 		t.Errorf("url over-redacted: %s", out["mongodb.url"])
 	}
 }
+
+func TestRedactArgs(t *testing.T) {
+	in := []string{"run", "cassandra", "-p", "cassandra.password=hunter2", "-p", "mongodb.url=mongodb://u:hunter2@h1,h2/ycsb",
+		"--token", "hunter2", "--token=hunter2", "-p", "recordcount=10", "--tls-cert", "a.pem"}
+	out := RedactArgs(in)
+	joined := strings.Join(out, " ")
+	if strings.Contains(joined, "hunter2") {
+		t.Fatalf("leaked: %s", joined)
+	}
+	for _, keep := range []string{"run", "cassandra", "recordcount=10", "--tls-cert", "a.pem", "cassandra.password=REDACTED", "@h1,h2/ycsb"} {
+		if !strings.Contains(joined, keep) {
+			t.Errorf("lost %q: %s", keep, joined)
+		}
+	}
+	if len(out) != len(in) {
+		t.Fatalf("length changed: %v", out)
+	}
+}

@@ -145,7 +145,7 @@ func (w *LocalWriter) Finish(res *engine.Result, sum *output.Summary, out Outcom
 		DB: m.DB, Phase: m.Phase, Label: m.Label, Mode: "single-host",
 		StartedAt: m.Started, EndedAt: m.Now(),
 		Config: Config{Properties: Redact(m.Properties), Agents: []string{"local"}, IntervalNs: int64(m.Interval),
-			Exporter: m.Exporter, CommandLine: m.CommandLine},
+			Exporter: m.Exporter, CommandLine: RedactArgs(m.CommandLine)},
 		Intervals:   w.ivs,
 		Environment: &Environment{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()},
 	}

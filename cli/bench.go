@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ycsbctl/ycsbctl/bench"
+	"github.com/ycsbctl/ycsbctl/bundle"
 	"github.com/ycsbctl/ycsbctl/engine"
 	"github.com/ycsbctl/ycsbctl/exitcode"
 	"github.com/ycsbctl/ycsbctl/measurement"
@@ -213,7 +214,7 @@ func runLocal(gs *GlobalState, db string, p *properties.Properties, ph engine.Ph
 	errOut := &switchWriter{w: gs.Stderr}
 	stderr := io.Writer(errOut)
 	fmt.Fprintf(stderr, "ycsbctl %s\n", version.Version)
-	fmt.Fprintf(stderr, "Command line: %s\n", strings.Join(cmdline, " "))
+	fmt.Fprintf(stderr, "Command line: %s\n", strings.Join(bundle.RedactArgs(cmdline), " "))
 	fmt.Fprintln(stderr, "Loading workload...")
 
 	var observers []engine.Observer

@@ -82,7 +82,7 @@ func newSchemaCmd(gs *GlobalState, verb string) *cobra.Command {
 			defer cancel()
 			db, err := info.Driver.Open(ctx, p)
 			if err != nil {
-				return fmt.Errorf("%s: %w", info.Name, err)
+				return err
 			}
 			defer func() {
 				if c, ok := db.(adapters.Closer); ok {

@@ -34,7 +34,7 @@ func newShellCmd(gs *GlobalState) *cobra.Command {
 			}
 			db, err := info.Driver.Open(gs.Ctx, p)
 			if err != nil {
-				return fmt.Errorf("%s: %w", info.Name, err)
+				return err
 			}
 			defer func() {
 				if c, ok := db.(adapters.Closer); ok {

@@ -119,8 +119,8 @@ measure() {
   read -r u s e <<<"$(grep '^TIME' "$work/time" | cut -d' ' -f2-)"
   local thr n
   thr="$(awk -F', ' '/^\[OVERALL\], Throughput/ {print $3}' "$out")"
-  # Operations the run reports: the last status line's count is every
-  # operation (batch records included); fall back to the per-op blocks.
+  # Operations: the sum of the Return= counts of the database operations
+  # (workload A has no read-modify-write, so each operation counts once).
   n="$(awk -F', ' '$2 ~ /^Return=/ && $1 !~ /VERIFY|CLEANUP/ {n += $3} END {print n+0}' "$out")"
   local bad
   bad="$(awk -F', ' '$2 ~ /^Return=/ && $2 != "Return=OK" && $2 != "Return=BATCHED_OK" && $1 !~ /VERIFY|CLEANUP/ {print $1 " " $2 " " $3}' "$out" | tr '\n' ';')"
@@ -129,7 +129,9 @@ measure() {
     srv="$(awk -v a="$s0" -v b="$s1" -v n="$n" 'BEGIN { printf "%.1f", (b - a) * 1e6 / n }')"
   fi
   results+=("$(awk -v l="$(label "$db")" -v p="$phase" -v n="$n" -v t="$THREADS" -v u="$u" -v s="$s" -v e="$e" -v thr="$thr" -v srv="$srv" -v bad="$bad" 'BEGIN {
-    printf "%-58s %-4s %8d %3d %8.2f %10.0f %8.2f %10.1f %12s %s", l, p, n, t, e, thr, u + s, (u + s) * 1e6 / n, srv, (bad == "" ? "" : "non-OK: " bad) }')")
+    line = sprintf("%-58s %-4s %8d %3d %8.2f %10.0f %7.2f %7.2f %10.1f %10s", l, p, n, t, e, thr, u, s, (u + s) * 1e6 / n, srv)
+    if (bad != "") line = line "  non-OK: " bad
+    print line }')")
 }
 
 for db in "${dbs[@]}"; do
@@ -161,6 +163,6 @@ done
 
 echo
 echo "ycsbctl $("$bin" --version 2>/dev/null | awk '{print $NF}'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
-echo "client CPU = user+sys of the ycsbctl process (GNU time); server CPU = the server process over the same phase"
-printf "%-58s %-4s %8s %3s %8s %10s %8s %10s %12s\n" "server" "" "ops" "thr" "wall(s)" "ops/s" "cpu(s)" "cpu/op(us)" "srv cpu/op"
+echo "cpu/op = (user+sys of the ycsbctl process, GNU time) / operations; srv = the server process's CPU over the same phase / operations"
+printf "%-58s %-4s %8s %3s %8s %10s %7s %7s %10s %10s\n" "server" "" "ops" "thr" "wall(s)" "ops/s" "user(s)" "sys(s)" "cpu/op(us)" "srv(us/op)"
 for r in "${results[@]}"; do echo "$r"; done

@@ -159,6 +159,11 @@ write_config() {
   <!-- the master otherwise waits 4.5 s for RegionServers to check in -->
   <property><name>hbase.master.wait.on.regionservers.timeout</name><value>500</value></property>
   <property><name>hbase.master.wait.on.regionservers.interval</name><value>100</value></property>
+  <!-- a loaded 2-core machine can stall the JVM for many seconds; the
+       default 40 s ZooKeeper session (20 ticks of 2 s) then expired and
+       killed the RegionServer during startup -->
+  <property><name>hbase.zookeeper.property.tickTime</name><value>6000</value></property>
+  <property><name>zookeeper.session.timeout</name><value>120000</value></property>
 </configuration>
 EOF
 	# org.apache.hadoop.hbase stays at INFO: readiness greps its log line.
@@ -295,7 +300,13 @@ lock() {
 case "${1:-}" in
 start)
 	lock
-	start_server
+	# One retry: under heavy load a first start can fail (see the
+	# ZooKeeper session note in write_config); a fresh start usually works.
+	if ! (start_server); then
+		echo "hbase.sh: start failed; retrying once with a fresh data directory" >&2
+		stop_server >/dev/null 2>&1 || true
+		start_server
+	fi
 	;;
 stop)
 	lock
