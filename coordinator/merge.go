@@ -29,6 +29,8 @@ type merger struct {
 	late int
 	// keepAgents keeps each agent's interval beside the merge.
 	keepAgents bool
+	// spare holds count arrays of sealed seqs for reuse.
+	spare []transport.Dense
 }
 
 type seqMerge struct {
@@ -41,6 +43,10 @@ type seqMerge struct {
 	// agents holds each agent's own interval when the merger keeps them
 	// (observers want per-agent views); nil otherwise.
 	agents []*measurement.Interval
+	// acc holds the merged counts by bucket index until the seq is sealed
+	// (see transport.Dense): records add into these, and iv's histograms
+	// are built once at seal time.
+	acc [measurement.NumSeries]transport.Dense
 }
 
 func newMerger(n int) *merger {
@@ -78,9 +84,18 @@ func (m *merger) add(agent int, d *transport.Decoded, startNs, endNs int64) (boo
 		s = &seqMerge{iv: measurement.NewInterval(d.Seq, startNs, endNs), got: make([]bool, m.n)}
 		m.open[d.Seq] = s
 	}
-	if err := d.AddTo(s.iv); err != nil {
-		return false, err
+	for i, sr := range d.Series {
+		if s.acc[sr] == nil {
+			s.acc[sr] = m.dense()
+		}
+		s.acc[sr].Add(&d.Hist[i])
 	}
+	for op := range d.Returns {
+		for st, n := range d.Returns[op] {
+			s.iv.Returns[op][st] += n
+		}
+	}
+	s.iv.Ops += d.Ops
 	widen(s.iv, startNs, endNs)
 	if m.keepAgents {
 		if s.agents == nil {
@@ -126,11 +141,32 @@ func (m *merger) sealable(expect func(agent int, seq int64) bool) bool {
 	return s != nil
 }
 
+func (m *merger) dense() transport.Dense {
+	if n := len(m.spare); n > 0 {
+		d := m.spare[n-1]
+		m.spare = m.spare[:n-1]
+		return d
+	}
+	return transport.NewDense()
+}
+
 // seal folds the next seq into the cumulative view and returns it.
 func (m *merger) seal() *seqMerge {
 	s := m.open[m.nextSeal]
 	delete(m.open, m.nextSeal)
 	m.nextSeal++
+	for sr, d := range s.acc {
+		if d == nil {
+			continue
+		}
+		h := measurement.NewHistogram()
+		// Only fails on values outside the shared geometry, which the
+		// decoder has already refused.
+		_ = d.AddTo(h)
+		s.iv.Hist[sr] = h
+		s.acc[sr] = nil
+		m.spare = append(m.spare, d)
+	}
 	m.cum.Add(s.iv)
 	m.cum.Seq = 0
 	return s
