@@ -318,13 +318,22 @@ func (r *run) start(m *pb.Start) {
 	at := time.Unix(0, m.StartUnixNs)
 	r.logf("starting at %s (in %s)", at.Format("15:04:05.000"), at.Sub(r.clk.Now()).Round(time.Millisecond))
 	p.Runner.Start(at)
-	// Observe the start on the same clock and timer path the engine uses,
-	// so the coordinator can report how late this agent actually began.
+	// Report the instant the engine itself began, so the coordinator can
+	// say how late this agent actually started (not how late this
+	// goroutine got a core after the workers took them).
 	go func() {
-		if err := r.clk.SleepUntil(r.ctx, clock.WallAt(r.clk, at)); err != nil {
+		select {
+		case <-p.Runner.Started():
+		case <-r.ctx.Done():
 			return
+		case <-p.Runner.Done():
+			select {
+			case <-p.Runner.Started(): // a short run began and ended
+			default:
+				return
+			}
 		}
-		now := r.clk.Now().UnixNano()
+		now := p.Runner.StartedAt().UnixNano()
 		msg := &pb.AgentMsg{Msg: &pb.AgentMsg_Started{Started: &pb.Started{AgentIndex: r.index, StartedUnixNs: now}}}
 		r.mu.Lock()
 		r.started = msg

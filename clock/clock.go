@@ -153,3 +153,26 @@ func (f *Fake) SleepUntil(ctx context.Context, ns int64) error {
 		return nil
 	}
 }
+
+// SleepUntilPrecise is SleepUntil for instants that must be met closely,
+// such as the common start of a distributed run: on the real clock it
+// sleeps until 2 ms before ns and spins (yielding) for the rest, so that
+// timer and scheduler latency do not make the start late. Other clocks
+// just sleep.
+func SleepUntilPrecise(ctx context.Context, c Clock, ns int64) error {
+	r, ok := c.(*Real)
+	if !ok {
+		return c.SleepUntil(ctx, ns)
+	}
+	const spin = int64(2 * time.Millisecond)
+	if err := r.SleepUntil(ctx, ns-spin); err != nil {
+		return err
+	}
+	for r.Nanotime() < ns {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		yield()
+	}
+	return nil
+}

@@ -146,11 +146,12 @@ type Runner struct {
 	measureWall atomic.Int64 // Unix ns when measuring began
 	warmupDone  chan struct{}
 
-	started  chan struct{}
-	done     chan struct{}
-	result   *Result
-	startMu  sync.Mutex
-	startSet bool
+	started     chan struct{}
+	startedWall atomic.Int64
+	done        chan struct{}
+	result      *Result
+	startMu     sync.Mutex
+	startSet    bool
 }
 
 // Prepare validates options, opens a per-worker database handle for every
@@ -275,6 +276,13 @@ func (r *Runner) Start(at time.Time) {
 	go r.run(startNs)
 }
 
+// Started is closed when the run has begun (at its start time).
+func (r *Runner) Started() <-chan struct{} { return r.started }
+
+// StartedAt is the wall-clock instant the run began; valid once Started
+// is closed.
+func (r *Runner) StartedAt() time.Time { return time.Unix(0, r.startedWall.Load()) }
+
 // Wait blocks until the run ends and returns its result.
 func (r *Runner) Wait() *Result {
 	<-r.done
@@ -288,11 +296,14 @@ func (r *Runner) run(startNs int64) {
 	defer close(r.done)
 	defer r.cancel()
 	o := r.opts
-	if err := r.clk.SleepUntil(r.ctx, startNs); err != nil {
+	if err := clock.SleepUntilPrecise(r.ctx, r.clk, startNs); err != nil {
 		r.result = &Result{Total: measurement.NewInterval(0, 0, 0), Stopped: "aborted before start"}
 		r.closeWorkers()
 		return
 	}
+	// The instant the run actually began, taken before any worker runs:
+	// distributed runs report it as the agent's start skew.
+	r.startedWall.Store(r.clk.Now().UnixNano())
 	close(r.started)
 	hasWarmup := o.WarmupOps > 0 || o.WarmupTime > 0
 	if !hasWarmup {
