@@ -35,40 +35,11 @@ rundir="$base/run"
 log="$rundir/logs/hbase.out"
 start_timeout="${YCSBCTL_START_TIMEOUT:-300}"
 
-die() { echo "hbase.sh: $*" >&2; exit 1; }
+NAME=hbase.sh
+# shellcheck source=jvmserver.sh
+. "$here/jvmserver.sh"
+
 endpoint() { echo "$HOST:$ZK_PORT"; }
-
-# port_open succeeds when something accepts TCP connections on HOST:$1.
-# bash's /dev/tcp avoids depending on nc, which this machine lacks.
-port_open() { timeout 2 bash -c "exec 3<>/dev/tcp/$HOST/$1" 2>/dev/null; }
-
-# recorded_pid prints the PID from the pidfile if that process is alive and
-# is still our JVM (guards against PID reuse after a crash).
-recorded_pid() {
-	[ -f "$pidfile" ] || return 1
-	local pid
-	pid="$(cat "$pidfile" 2>/dev/null || true)"
-	[[ "$pid" =~ ^[0-9]+$ ]] || return 1
-	kill -0 "$pid" 2>/dev/null || return 1
-	tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "$MAIN_CLASS" || return 1
-	echo "$pid"
-}
-
-# find_java17 prints a java binary whose version is 17. JDK 25, also on this
-# machine, breaks HBase 2.6.4 (Hadoop's UGI calls Subject.getSubject).
-find_java17() {
-	local c v
-	for c in ${JAVA17_HOME:+"$JAVA17_HOME/bin/java"} ${JAVA_HOME:+"$JAVA_HOME/bin/java"} \
-		"$(command -v java 2>/dev/null || true)" /usr/lib/jvm/*17*/bin/java; do
-		[ -n "$c" ] && [ -x "$c" ] || continue
-		v="$("$c" -version 2>&1 | head -n1 || true)"
-		if [[ "$v" =~ version\ \"17[.\"] ]]; then
-			echo "$c"
-			return 0
-		fi
-	done
-	return 1
-}
 
 install_jars() {
 	local java_home="$1"
@@ -265,38 +236,7 @@ start_server() {
 	endpoint
 }
 
-stop_server() {
-	local pid
-	if ! pid="$(recorded_pid)"; then
-		rm -f "$pidfile"
-		echo "hbase.sh: not running" >&2
-		return 0
-	fi
-	# SIGTERM runs HBase's shutdown hooks: regions flush, then exit.
-	kill -TERM "$pid" 2>/dev/null || true
-	local i
-	for ((i = 0; i < 300; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		echo "hbase.sh: pid $pid still alive after 30s, sending SIGKILL" >&2
-		kill -KILL "$pid" 2>/dev/null || true
-		for ((i = 0; i < 100; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-	fi
-	rm -f "$pidfile"
-	echo "hbase.sh: stopped pid $pid" >&2
-}
-
 mkdir -p "$base"
-# lock serialises concurrent starts/stops (e.g. two test packages at once).
-lock() {
-	exec 9>"$base/.lock"
-	flock -w $((start_timeout + 120)) 9 || die "timed out waiting for $base/.lock (another start or stop is running)"
-}
 case "${1:-}" in
 start)
 	lock
