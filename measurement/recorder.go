@@ -77,26 +77,8 @@ func (r *Recorder) Measure(op Op, st adapters.Status, serviceNs, intendedNs int6
 	if r.off {
 		return
 	}
+	failed := !st.IsOK()
 	r.mu.Lock()
-	r.recordLocked(op, !st.IsOK(), serviceNs, intendedNs)
-	r.cur.returns[op][st]++
-	r.mu.Unlock()
-}
-
-// MeasureLatency records a latency with no return status (YCSB's
-// workload-level measurements: READ-MODIFY-WRITE, VERIFY, CLEANUP).
-func (r *Recorder) MeasureLatency(op Op, serviceNs, intendedNs int64) {
-	if r.off {
-		return
-	}
-	r.mu.Lock()
-	r.recordLocked(op, false, serviceNs, intendedNs)
-	r.mu.Unlock()
-}
-
-// recordLocked records one latency into the series the mode asks for and
-// folds pending transaction counts in; r.mu is held.
-func (r *Recorder) recordLocked(op Op, failed bool, serviceNs, intendedNs int64) {
 	c := r.cur
 	c.ops += r.pending
 	r.pending = 0
@@ -109,6 +91,30 @@ func (r *Recorder) recordLocked(op Op, failed bool, serviceNs, intendedNs int64)
 		record(c, SeriesOf(op, Service, failed), serviceNs)
 		record(c, SeriesOf(op, Intended, failed), intendedNs)
 	}
+	c.returns[op][st]++
+	r.mu.Unlock()
+}
+
+// MeasureLatency records a latency with no return status (YCSB's
+// workload-level measurements: READ-MODIFY-WRITE, VERIFY, CLEANUP).
+func (r *Recorder) MeasureLatency(op Op, serviceNs, intendedNs int64) {
+	if r.off {
+		return
+	}
+	r.mu.Lock()
+	c := r.cur
+	c.ops += r.pending
+	r.pending = 0
+	switch r.mode {
+	case ModeOp:
+		record(c, SeriesOf(op, Service, false), serviceNs)
+	case ModeIntended:
+		record(c, SeriesOf(op, Service, false), intendedNs)
+	case ModeBoth:
+		record(c, SeriesOf(op, Service, false), serviceNs)
+		record(c, SeriesOf(op, Intended, false), intendedNs)
+	}
+	r.mu.Unlock()
 }
 
 // CountStatus counts a return status without a latency (VERIFY's result).
