@@ -36,37 +36,12 @@ NAME=cassandra.sh
 endpoint() { echo "$HOST:$CQL_PORT"; }
 
 install_jars() {
-	local java_home="$1"
-	if [ -f "$base/lib/.complete" ] && [ "$(cat "$base/lib/.complete")" = "$CASSANDRA_VERSION" ]; then
-		return 0
-	fi
-	command -v mvn >/dev/null || die "mvn not found: it is needed once to fetch cassandra-all $CASSANDRA_VERSION from Maven Central"
-	mkdir -p "$base"
-	cat >"$base/pom.xml" <<EOF
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>ycsbctl.servers</groupId>
-  <artifactId>cassandra-server</artifactId>
-  <version>1</version>
-  <packaging>pom</packaging>
-  <dependencies>
+	maven_fetch "$1" cassandra-all "$CASSANDRA_VERSION" "
     <dependency>
       <groupId>org.apache.cassandra</groupId>
       <artifactId>cassandra-all</artifactId>
       <version>$CASSANDRA_VERSION</version>
-    </dependency>
-  </dependencies>
-</project>
-EOF
-	rm -rf "$base/lib"
-	echo "cassandra.sh: fetching cassandra-all $CASSANDRA_VERSION jars (about 70 MB, once)..." >&2
-	# The dependency plugin is pinned: the default resolves to the old 2.8.
-	(cd "$base" && JAVA_HOME="$java_home" mvn -B -q \
-		org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
-		-DincludeScope=runtime -DoutputDirectory="$base/lib") >&2 ||
-		die "maven could not fetch cassandra-all $CASSANDRA_VERSION"
-	ls "$base"/lib/cassandra-all-*.jar >/dev/null 2>&1 || die "cassandra-all jar missing after maven run"
-	echo "$CASSANDRA_VERSION" >"$base/lib/.complete"
+    </dependency>"
 }
 
 write_config() {

@@ -41,24 +41,12 @@ NAME=hbase.sh
 
 endpoint() { echo "$HOST:$ZK_PORT"; }
 
+# Exclusions: slf4j-reload4j/reload4j would add a second SLF4J binding;
+# json-smart is declared with a version range, which makes every resolve
+# query unreachable snapshot repositories (24 s instead of 4 s). log4j 2
+# is the logging backend (Hadoop 2.10 code calls the log4j 1 API).
 install_jars() {
-	local java_home="$1"
-	if [ -f "$base/lib/.complete" ] && [ "$(cat "$base/lib/.complete")" = "$HBASE_VERSION" ]; then
-		return 0
-	fi
-	command -v mvn >/dev/null || die "mvn not found: it is needed once to fetch hbase-server $HBASE_VERSION from Maven Central"
-	mkdir -p "$base"
-	# Exclusions: slf4j-reload4j/reload4j would add a second SLF4J binding;
-	# json-smart is declared with a version range, which makes every resolve
-	# query unreachable snapshot repositories (24 s instead of 4 s).
-	cat >"$base/pom.xml" <<EOF
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>ycsbctl.servers</groupId>
-  <artifactId>hbase-server</artifactId>
-  <version>1</version>
-  <packaging>pom</packaging>
-  <dependencies>
+	maven_fetch "$1" hbase-server "$HBASE_VERSION" "
     <dependency>
       <groupId>org.apache.hbase</groupId>
       <artifactId>hbase-server</artifactId>
@@ -83,18 +71,7 @@ install_jars() {
       <groupId>org.apache.logging.log4j</groupId>
       <artifactId>log4j-1.2-api</artifactId>
       <version>$LOG4J_VERSION</version>
-    </dependency>
-  </dependencies>
-</project>
-EOF
-	rm -rf "$base/lib"
-	echo "hbase.sh: fetching hbase-server $HBASE_VERSION jars (about 100 MB, once)..." >&2
-	(cd "$base" && JAVA_HOME="$java_home" mvn -B -q \
-		org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
-		-DincludeScope=runtime -DoutputDirectory="$base/lib") >&2 ||
-		die "maven could not fetch hbase-server $HBASE_VERSION"
-	ls "$base"/lib/hbase-server-*.jar >/dev/null 2>&1 || die "hbase-server jar missing after maven run"
-	echo "$HBASE_VERSION" >"$base/lib/.complete"
+    </dependency>"
 }
 
 write_config() {

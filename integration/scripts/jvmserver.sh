@@ -75,3 +75,37 @@ lock() {
 	exec 9>"$base/.lock"
 	flock -w $((start_timeout + 120)) 9 || die "timed out waiting for $base/.lock (another start or stop is running)"
 }
+
+# maven_fetch JAVA_HOME ARTIFACT VERSION DEPENDENCIES_XML copies the runtime
+# jars of a throwaway pom (packaging pom, the given <dependency> elements)
+# into $base/lib, once per VERSION; ARTIFACT names the main jar, which must
+# be there afterwards. The dependency plugin is pinned: Maven's default
+# resolves to the old 2.8.
+maven_fetch() {
+	local java_home="$1" artifact="$2" version="$3" deps="$4"
+	if [ -f "$base/lib/.complete" ] && [ "$(cat "$base/lib/.complete")" = "$version" ]; then
+		return 0
+	fi
+	command -v mvn >/dev/null || die "mvn not found: it is needed once to fetch $artifact $version from Maven Central"
+	mkdir -p "$base"
+	cat >"$base/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>ycsbctl.servers</groupId>
+  <artifactId>$artifact-server</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+$deps
+  </dependencies>
+</project>
+POM
+	rm -rf "$base/lib"
+	echo "$NAME: fetching $artifact $version jars (once)..." >&2
+	(cd "$base" && JAVA_HOME="$java_home" mvn -B -q \
+		org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
+		-DincludeScope=runtime -DoutputDirectory="$base/lib") >&2 ||
+		die "maven could not fetch $artifact $version"
+	ls "$base"/lib/"$artifact"-*.jar >/dev/null 2>&1 || die "$artifact jar missing after maven run"
+	echo "$version" >"$base/lib/.complete"
+}
