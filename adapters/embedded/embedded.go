@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/cockroachdb/pebble"
 
@@ -72,7 +73,12 @@ func Open(_ context.Context, p *properties.Properties) (adapters.DB, error) {
 	db, err := pebble.Open(dir, &pebble.Options{Cache: cache, Logger: quietLogger{}})
 	if err != nil {
 		cache.Unref()
-		return nil, fmt.Errorf("property %q=%q: cannot open store: %w", PropDir, dir, err)
+		hint := ""
+		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) {
+			// Pebble locks its directory: one process per store.
+			hint = " (another process has this store open; give each process, e.g. each agent on a host, its own " + PropDir + ")"
+		}
+		return nil, fmt.Errorf("property %q=%q: cannot open store: %w%s", PropDir, dir, err, hint)
 	}
 	w := pebble.NoSync
 	if sync {
