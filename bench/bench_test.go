@@ -19,9 +19,7 @@ import (
 
 func props(kv ...string) *properties.Properties {
 	p := properties.New()
-	for i := 0; i+1 < len(kv); i += 2 {
-		p.Set(kv[i], kv[i+1])
-	}
+	p.SetPairs(kv...)
 	return p
 }
 

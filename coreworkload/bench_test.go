@@ -39,9 +39,7 @@ func workloadProps(tb testing.TB, name string, kv ...string) *properties.Propert
 	if err := p.Load(strings.NewReader(w.Text)); err != nil {
 		tb.Fatal(err)
 	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		p.Set(kv[i], kv[i+1])
-	}
+	p.SetPairs(kv...)
 	return p
 }
 

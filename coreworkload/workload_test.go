@@ -166,9 +166,7 @@ func props(t testing.TB, builtin string, kv ...string) *properties.Properties {
 		require.NoError(t, p.Load(strings.NewReader(w.Text)))
 	}
 	require.Zero(t, len(kv)%2)
-	for i := 0; i < len(kv); i += 2 {
-		p.Set(kv[i], kv[i+1])
-	}
+	p.SetPairs(kv...)
 	return p
 }
 

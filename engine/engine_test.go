@@ -89,9 +89,7 @@ func workload(t *testing.T, kv ...string) *coreworkload.Workload {
 	p := properties.FromMap(map[string]string{
 		"recordcount": "1000", "readproportion": "0.5", "updateproportion": "0.5", "requestdistribution": "uniform",
 	})
-	for i := 0; i+1 < len(kv); i += 2 {
-		p.Set(kv[i], kv[i+1])
-	}
+	p.SetPairs(kv...)
 	w, err := coreworkload.New(p, clock.NewReal())
 	require.NoError(t, err)
 	return w

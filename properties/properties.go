@@ -37,6 +37,14 @@ func (p *Properties) Clone() *Properties { return FromMap(p.m) }
 // Set stores a value.
 func (p *Properties) Set(k, v string) { p.m[k] = v }
 
+// SetPairs sets alternating keys and values (k1, v1, k2, v2, ...); a
+// trailing key without a value is ignored.
+func (p *Properties) SetPairs(kv ...string) {
+	for i := 0; i+1 < len(kv); i += 2 {
+		p.m[kv[i]] = kv[i+1]
+	}
+}
+
 // Delete removes a key.
 func (p *Properties) Delete(k string) { delete(p.m, k) }
 

@@ -195,3 +195,11 @@ func TestParseOverride(t *testing.T) {
 		})
 	}
 }
+
+func TestSetPairs(t *testing.T) {
+	p := properties.New()
+	p.SetPairs("a", "1", "b", "2", "dangling")
+	if p.String("a", "") != "1" || p.String("b", "") != "2" || p.Has("dangling") {
+		t.Fatalf("SetPairs: %v", p.Map())
+	}
+}

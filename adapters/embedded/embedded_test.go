@@ -22,9 +22,7 @@ var ctx = context.Background()
 func open(t *testing.T, dir string, kv ...string) adapters.DB {
 	t.Helper()
 	p := properties.FromMap(map[string]string{embedded.PropDir: dir})
-	for i := 0; i+1 < len(kv); i += 2 {
-		p.Set(kv[i], kv[i+1])
-	}
+	p.SetPairs(kv...)
 	db, err := embedded.Open(ctx, p)
 	require.NoError(t, err)
 	return db
