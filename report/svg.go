@@ -229,20 +229,29 @@ func (c *LineChart) SVG() string {
 		fmt.Fprintf(&b, `<g class="series" data-series="%s" style="color:%s"><path class="line" d="%s" stroke="%s"%s/>%s</g>`,
 			esc(s.Name), col, d.String(), col, dash, dots.String())
 	}
-	// Legend along the top right.
-	lx := float64(w - padRight)
-	for i := len(c.Series) - 1; i >= 0; i-- {
-		s := c.Series[i]
-		col := s.Color
+	// Legend along the top right: a line swatch per series.
+	names, colors := make([]string, len(c.Series)), make([]string, len(c.Series))
+	for i, sr := range c.Series {
+		names[i], colors[i] = sr.Name, sr.Color
+	}
+	writeLegend(&b, float64(w-padRight), names, colors, `y="26" width="14" height="4"`, 18)
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// writeLegend draws legend entries right-aligned at x, last series
+// rightmost: a swatch (rect with the given geometry attributes) and the
+// name textGap to its right. An empty color takes the palette's.
+func writeLegend(b *strings.Builder, x float64, names, colors []string, swatch string, textGap float64) {
+	for i := len(names) - 1; i >= 0; i-- {
+		col := colors[i]
 		if col == "" {
 			col = color(i)
 		}
-		lx -= float64(len([]rune(s.Name)))*7 + 26
-		fmt.Fprintf(&b, `<g class="legend" data-series="%s"><rect x="%s" y="26" width="14" height="4" fill="%s"/><text x="%s" y="32">%s</text></g>`,
-			esc(s.Name), f1(lx), col, f1(lx+18), esc(s.Name))
+		x -= float64(len([]rune(names[i])))*7 + 26
+		fmt.Fprintf(b, `<g class="legend" data-series="%s"><rect x="%s" %s fill="%s"/><text x="%s" y="32">%s</text></g>`,
+			esc(names[i]), f1(x), swatch, col, f1(x+textGap), esc(names[i]))
 	}
-	b.WriteString(`</svg>`)
-	return b.String()
 }
 
 // Bar is one bar series of a grouped bar chart: one value per group.
@@ -351,17 +360,11 @@ func (c *BarChart) SVG() string {
 		}
 		b.WriteString(`</g>`)
 	}
-	lx := float64(w - padRight)
-	for i := len(c.Bars) - 1; i >= 0; i-- {
-		s := c.Bars[i]
-		col := s.Color
-		if col == "" {
-			col = color(i)
-		}
-		lx -= float64(len([]rune(s.Name)))*7 + 26
-		fmt.Fprintf(&b, `<g class="legend" data-series="%s"><rect x="%s" y="22" width="12" height="12" fill="%s"/><text x="%s" y="32">%s</text></g>`,
-			esc(s.Name), f1(lx), col, f1(lx+16), esc(s.Name))
+	names, colors := make([]string, len(c.Bars)), make([]string, len(c.Bars))
+	for i, br := range c.Bars {
+		names[i], colors[i] = br.Name, br.Color
 	}
+	writeLegend(&b, float64(w-padRight), names, colors, `y="22" width="12" height="12"`, 16)
 	b.WriteString(`</svg>`)
 	return b.String()
 }
