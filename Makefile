@@ -3,7 +3,7 @@ SHELL   := /bin/bash
 GO       ?= go
 BIN      := bin/ycsbctl
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -X github.com/ycsbctl/ycsbctl/version.Version=$(VERSION)
+LDFLAGS  := -X github.com/ycsbctl/ycsbctl/internal/version.Version=$(VERSION)
 PKGS     := ./...
 
 .PHONY: help build demo setup test test-all unit lint integration bench proto clean
@@ -37,7 +37,7 @@ integration: build ## integration tests: starts Cassandra, HBase and FerretDB on
 	$(GO) test -count=1 -tags integration -timeout 80m -v ./integration/ 2>&1 | tee .integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|integration_test|servers.sh' ; exit $${PIPESTATUS[0]}
 
 bench: ## per-operation harness cost and end-to-end basic-DB throughput
-	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,16 ./coreworkload/ ./generator/ ./measurement/
+	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,16 ./internal/workload/ ./internal/generator/ ./internal/measurement/
 	./scripts/bench-e2e.sh
 
 proto: ## regenerate proto/ with pinned protoc plugins

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 // Field is one column of a record. Name strings are owned by the workload

@@ -1,6 +1,6 @@
 // Package agent is the `ycsbctl agent` daemon: a gRPC server that runs one
 // benchmark at a time on behalf of a coordinator. It runs exactly what a
-// single-host `ycsbctl load|run` runs (bench.Prepare and the engine), with
+// single-host `ycsbctl load|run` runs (spec.Prepare and the engine), with
 // the coordinator's share of the work, and streams every measured interval
 // back as HDR histograms.
 //
@@ -16,7 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ycsbctl/ycsbctl/engine"
+	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"net"
 	"os"
 	"strconv"
@@ -27,10 +27,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/ycsbctl/ycsbctl/clock"
+	"github.com/ycsbctl/ycsbctl/internal/clock"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
-	"github.com/ycsbctl/ycsbctl/transport"
-	"github.com/ycsbctl/ycsbctl/version"
+	"github.com/ycsbctl/ycsbctl/internal/transport"
+	"github.com/ycsbctl/ycsbctl/internal/version"
 )
 
 // DefaultLease is how long an agent keeps running without hearing from its

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
-	"github.com/ycsbctl/ycsbctl/transport"
-	"github.com/ycsbctl/ycsbctl/version"
+	"github.com/ycsbctl/ycsbctl/internal/transport"
+	"github.com/ycsbctl/ycsbctl/internal/version"
 
 	_ "github.com/ycsbctl/ycsbctl/adapters/basic"
 )

@@ -8,13 +8,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ycsbctl/ycsbctl/bench"
-	"github.com/ycsbctl/ycsbctl/clock"
-	"github.com/ycsbctl/ycsbctl/engine"
-	"github.com/ycsbctl/ycsbctl/measurement"
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/clock"
+	"github.com/ycsbctl/ycsbctl/internal/engine"
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/spec"
+	"github.com/ycsbctl/ycsbctl/internal/wire"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
-	"github.com/ycsbctl/ycsbctl/transport"
 )
 
 // run is the one benchmark an agent holds, from Hello to Release (or
@@ -39,7 +39,7 @@ type run struct {
 	mu       sync.Mutex
 	state    pb.RunState
 	sess     *session
-	prepared *bench.Prepared
+	prepared *spec.Prepared
 	// pending holds interval records not yet acknowledged, by seq; they
 	// are resent, in order, to every newly attached session.
 	pending    map[int64]*pb.AgentMsg
@@ -49,7 +49,7 @@ type run struct {
 	done       bool
 	cpuLast    float64
 	cpuStart   float64
-	// preparing tracks an in-flight bench.Prepare: the database must be
+	// preparing tracks an in-flight spec.Prepare: the database must be
 	// closed after it returns, never under it.
 	preparing sync.WaitGroup
 }
@@ -269,7 +269,7 @@ func (r *run) prepare(m *pb.Prepare) {
 	if r.srv.cfg.Observers != nil {
 		observers = append(observers, r.srv.cfg.Observers(m.Db, phase)...)
 	}
-	p, err := bench.Prepare(r.ctx, m.Db, props, phase, r.clk, func(f string, a ...any) { r.logf(f, a...) }, observers...)
+	p, err := spec.Prepare(r.ctx, m.Db, props, phase, r.clk, func(f string, a ...any) { r.logf(f, a...) }, observers...)
 	if err != nil {
 		r.failPrepare(err)
 		return
@@ -343,7 +343,7 @@ func (r *run) start(m *pb.Start) {
 	go r.awaitResult(p)
 }
 
-func (r *run) awaitResult(p *bench.Prepared) {
+func (r *run) awaitResult(p *spec.Prepared) {
 	res := p.Runner.Wait()
 	cpu := cpuSeconds()
 	r.mu.Lock()
@@ -401,7 +401,7 @@ func (r *run) OnInterval(iv, _ *measurement.Interval, p engine.Progress) {
 		r.warmupOps.Store(p.WarmupOps)
 		return
 	}
-	rec, err := transport.RecordFromInterval(r.index, iv)
+	rec, err := wire.RecordFromInterval(r.index, iv)
 	if err != nil {
 		r.logf("encoding interval %d: %v", iv.Seq, err)
 		return

@@ -13,13 +13,13 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ycsbctl/ycsbctl/bundle"
-	"github.com/ycsbctl/ycsbctl/exitcode"
-	"github.com/ycsbctl/ycsbctl/measurement"
-	"github.com/ycsbctl/ycsbctl/output"
-	"github.com/ycsbctl/ycsbctl/output/hlog"
+	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/sink/hlog"
+	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
+	"github.com/ycsbctl/ycsbctl/internal/wire"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
-	"github.com/ycsbctl/ycsbctl/transport"
 )
 
 // Bundle file names inside --results (package bundle's layout).
@@ -111,7 +111,7 @@ func (s *spool) close() {
 // writeBundle writes run.json, summary.txt and merged.hlog in the layout
 // of package bundle, which reads them back (ycsbctl report/compare) and
 // which single-host runs write too.
-func (c *coord) writeBundle(status string, reasons []string, code exitcode.Code, runErr error, sum *output.Summary) error {
+func (c *coord) writeBundle(status string, reasons []string, code exitcode.Code, runErr error, sum *ycsbtext.Summary) error {
 	dir := c.s.ResultsDir
 	start, _ := c.window()
 	host, _ := os.Hostname()
@@ -163,7 +163,7 @@ func (c *coord) writeBundle(status string, reasons []string, code exitcode.Code,
 		rep.Summary.Throughput = float64(sum.Total.Ops) * 1000 / float64(ms)
 	}
 	var txt strings.Builder
-	if err := output.Export(&txt, output.TextExporter, sum); err != nil {
+	if err := ycsbtext.Export(&txt, ycsbtext.TextExporter, sum); err != nil {
 		return err
 	}
 	rep.Summary.Lines = strings.Split(strings.TrimRight(txt.String(), "\n"), "\n")
@@ -189,10 +189,10 @@ func (c *coord) writeIntervals(rep *bundle.Run, start int64) ([][]bundle.SeriesS
 	}
 	lw := hlog.NewWriter(hf, time.Unix(0, start))
 	var rec pb.IntervalRecord
-	var dec transport.Decoded
+	var dec wire.Decoded
 	merged := measurement.NewInterval(0, 0, 0)
-	acc := make([][measurement.NumSeries]*transport.Sparse, len(c.agents))
-	var spare transport.Sparse
+	acc := make([][measurement.NumSeries]*wire.Sparse, len(c.agents))
+	var spare wire.Sparse
 	for _, seq := range c.spool.sortedSeqs() {
 		merged.Reset()
 		is := bundle.Interval{Seq: seq}
@@ -204,7 +204,7 @@ func (c *coord) writeIntervals(rep *bundle.Run, start int64) ([][]bundle.SeriesS
 			if !ok {
 				continue
 			}
-			if err := transport.DecodeRecord(&rec, &dec); err != nil {
+			if err := wire.DecodeRecord(&rec, &dec); err != nil {
 				return nil, err
 			}
 			off := int64(a.offset)
@@ -219,7 +219,7 @@ func (c *coord) writeIntervals(rep *bundle.Run, start int64) ([][]bundle.SeriesS
 				sp := &dec.Hist[i]
 				slice.Series = append(slice.Series, sparseStats(name, sp))
 				if acc[a.idx][sr] == nil {
-					acc[a.idx][sr] = &transport.Sparse{}
+					acc[a.idx][sr] = &wire.Sparse{}
 				}
 				acc[a.idx][sr].Add(sp, &spare)
 				// The agent's own bytes go to the log as received.
@@ -235,7 +235,7 @@ func (c *coord) writeIntervals(rep *bundle.Run, start int64) ([][]bundle.SeriesS
 		is.Returns = bundle.Returns(merged)
 		for sr, h := range merged.Hist {
 			if h != nil && h.TotalCount() > 0 {
-				b, err := transport.EncodeHistogram(h)
+				b, err := wire.EncodeHistogram(h)
 				if err != nil {
 					return nil, err
 				}
@@ -260,7 +260,7 @@ func (c *coord) writeIntervals(rep *bundle.Run, start int64) ([][]bundle.SeriesS
 	return out, hf.Close()
 }
 
-func sparseStats(name string, s *transport.Sparse) bundle.SeriesStats {
+func sparseStats(name string, s *wire.Sparse) bundle.SeriesStats {
 	v := s.Percentiles([]float64{50, 95, 99, 99.9})
 	return bundle.SeriesStats{Series: name, Count: s.Total, MeanUs: s.Mean() / 1000, MinUs: s.Min() / 1000,
 		P50Us: v[0] / 1000, P95Us: v[1] / 1000, P99Us: v[2] / 1000, P999Us: v[3] / 1000, MaxUs: s.Max() / 1000}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/ycsbctl/ycsbctl/clock"
+	"github.com/ycsbctl/ycsbctl/internal/clock"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/ycsbctl/ycsbctl/clock"
+	"github.com/ycsbctl/ycsbctl/internal/clock"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
 

@@ -12,14 +12,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ycsbctl/ycsbctl/bench"
-	"github.com/ycsbctl/ycsbctl/clock"
-	"github.com/ycsbctl/ycsbctl/engine"
-	"github.com/ycsbctl/ycsbctl/exitcode"
-	"github.com/ycsbctl/ycsbctl/measurement"
-	"github.com/ycsbctl/ycsbctl/output"
-	"github.com/ycsbctl/ycsbctl/properties"
-	"github.com/ycsbctl/ycsbctl/transport"
+	"github.com/ycsbctl/ycsbctl/internal/spec"
+	"github.com/ycsbctl/ycsbctl/internal/clock"
+	"github.com/ycsbctl/ycsbctl/internal/engine"
+	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/transport"
 )
 
 // Agent-loss policies (--on-agent-loss).
@@ -147,7 +147,7 @@ type AgentStatus struct {
 // settings is a validated Config.
 type settings struct {
 	Config
-	bench       *bench.Settings
+	bench       *spec.Settings
 	plan        *Plan
 	agents      []string // normalised
 	exporter    string
@@ -217,14 +217,14 @@ func validate(cfg Config) (*settings, error) {
 	if err := s.TLS.Validate(); err != nil {
 		return nil, exitcode.Wrap(exitcode.InvalidConfig, err)
 	}
-	bs, err := bench.Validate(s.DB, s.Props, s.Phase)
+	bs, err := spec.Validate(s.DB, s.Props, s.Phase)
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.InvalidConfig, err)
 	}
 	s.bench = bs
 	s.percentiles = bs.Percentiles
-	s.exporter = s.Props.String(PropExporter, output.TextExporter)
-	if err := output.CheckExporter(s.exporter); err != nil {
+	s.exporter = s.Props.String(PropExporter, ycsbtext.TextExporter)
+	if err := ycsbtext.CheckExporter(s.exporter); err != nil {
 		return nil, exitcode.Wrap(exitcode.InvalidConfig, err)
 	}
 	s.exportFile = s.Props.String(PropExportFile, "")

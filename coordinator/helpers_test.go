@@ -23,10 +23,10 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/agent"
-	"github.com/ycsbctl/ycsbctl/bundle"
-	"github.com/ycsbctl/ycsbctl/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/wire"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
-	"github.com/ycsbctl/ycsbctl/transport"
 
 	_ "github.com/ycsbctl/ycsbctl/adapters/basic"
 	_ "github.com/ycsbctl/ycsbctl/adapters/embedded"
@@ -35,7 +35,7 @@ import (
 type pbRecord = pb.IntervalRecord
 
 func mustRecord(tb testing.TB, a int, iv *measurement.Interval) *pb.IntervalRecord {
-	rec, err := transport.RecordFromInterval(int32(a), iv)
+	rec, err := wire.RecordFromInterval(int32(a), iv)
 	if err != nil {
 		tb.Fatal(err)
 	}

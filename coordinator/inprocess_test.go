@@ -16,14 +16,14 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/ycsbctl/ycsbctl/agent"
-	"github.com/ycsbctl/ycsbctl/bundle"
-	"github.com/ycsbctl/ycsbctl/clock"
-	"github.com/ycsbctl/ycsbctl/engine"
-	"github.com/ycsbctl/ycsbctl/exitcode"
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/clock"
+	"github.com/ycsbctl/ycsbctl/internal/engine"
+	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
-	"github.com/ycsbctl/ycsbctl/transport"
-	"github.com/ycsbctl/ycsbctl/version"
+	"github.com/ycsbctl/ycsbctl/internal/transport"
+	"github.com/ycsbctl/ycsbctl/internal/version"
 )
 
 type runResult struct {

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/agent"
-	"github.com/ycsbctl/ycsbctl/engine"
-	"github.com/ycsbctl/ycsbctl/properties"
-	"github.com/ycsbctl/ycsbctl/transport"
+	"github.com/ycsbctl/ycsbctl/internal/engine"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/transport"
 )
 
 // The process tests re-execute this test binary as a real agent or

@@ -1,8 +1,8 @@
 package coordinator
 
 import (
-	"github.com/ycsbctl/ycsbctl/measurement"
-	"github.com/ycsbctl/ycsbctl/transport"
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/wire"
 )
 
 // merger combines agents' interval records into one global interval per
@@ -30,7 +30,7 @@ type merger struct {
 	// keepAgents keeps each agent's interval beside the merge.
 	keepAgents bool
 	// spare holds count arrays of sealed seqs for reuse.
-	spare []transport.Dense
+	spare []wire.Dense
 }
 
 type seqMerge struct {
@@ -44,9 +44,9 @@ type seqMerge struct {
 	// (observers want per-agent views); nil otherwise.
 	agents []*measurement.Interval
 	// acc holds the merged counts by bucket index until the seq is sealed
-	// (see transport.Dense): records add into these, and iv's histograms
+	// (see wire.Dense): records add into these, and iv's histograms
 	// are built once at seal time.
-	acc [measurement.NumSeries]transport.Dense
+	acc [measurement.NumSeries]wire.Dense
 }
 
 func newMerger(n int) *merger {
@@ -65,7 +65,7 @@ func (m *merger) has(agent int, seq int64) bool {
 
 // add merges a decoded record whose times are already on the
 // coordinator's clock. It returns false for a duplicate.
-func (m *merger) add(agent int, d *transport.Decoded, startNs, endNs int64) (bool, error) {
+func (m *merger) add(agent int, d *wire.Decoded, startNs, endNs int64) (bool, error) {
 	if m.has(agent, d.Seq) {
 		return false, nil
 	}
@@ -141,13 +141,13 @@ func (m *merger) sealable(expect func(agent int, seq int64) bool) bool {
 	return s != nil
 }
 
-func (m *merger) dense() transport.Dense {
+func (m *merger) dense() wire.Dense {
 	if n := len(m.spare); n > 0 {
 		d := m.spare[n-1]
 		m.spare = m.spare[:n-1]
 		return d
 	}
-	return transport.NewDense()
+	return wire.NewDense()
 }
 
 // seal folds the next seq into the cumulative view and returns it.

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
-	"github.com/ycsbctl/ycsbctl/measurement"
-	"github.com/ycsbctl/ycsbctl/transport"
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/wire"
 )
 
 // agentInterval builds what an agent's engine would hand to its observer.
@@ -36,13 +36,13 @@ func agentInterval(r *rand.Rand, seq int64, n int, scale float64, into *measurem
 
 // wire round-trips an interval through the record encoding, as the
 // coordinator receives it.
-func wire(t testing.TB, agent int, iv *measurement.Interval) *transport.Decoded {
-	rec, err := transport.RecordFromInterval(int32(agent), iv)
+func encodeForMerge(t testing.TB, agent int, iv *measurement.Interval) *wire.Decoded {
+	rec, err := wire.RecordFromInterval(int32(agent), iv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d transport.Decoded
-	if err := transport.DecodeRecord(rec, &d); err != nil {
+	var d wire.Decoded
+	if err := wire.DecodeRecord(rec, &d); err != nil {
 		t.Fatal(err)
 	}
 	return &d
@@ -61,7 +61,7 @@ func TestMergeIsExact(t *testing.T) {
 			// Agents with very different latency profiles, so that
 			// averaging per-agent percentiles would be visibly wrong.
 			iv := agentInterval(r, seq, 2000+r.IntN(2000), float64(8+3*a), perSeqRef[seq])
-			if ok, err := m.add(a, wire(t, a, iv), iv.StartNs, iv.EndNs); !ok || err != nil {
+			if ok, err := m.add(a, encodeForMerge(t, a, iv), iv.StartNs, iv.EndNs); !ok || err != nil {
 				t.Fatal(ok, err)
 			}
 		}
@@ -105,12 +105,12 @@ func TestMergeDeduplicatesBySeq(t *testing.T) {
 	ref := measurement.NewInterval(0, 0, 0)
 	iv1 := agentInterval(r, 1, 100, 9, ref)
 	iv2 := agentInterval(r, 1, 50, 9, ref)
-	d1 := wire(t, 0, iv1)
+	d1 := encodeForMerge(t, 0, iv1)
 	if ok, _ := m.add(0, d1, 1, 2); !ok {
 		t.Fatal("first delivery rejected")
 	}
 	// A resend after a reconnect (same agent, same seq) must not count.
-	if ok, _ := m.add(0, wire(t, 0, iv1), 1, 2); ok {
+	if ok, _ := m.add(0, encodeForMerge(t, 0, iv1), 1, 2); ok {
 		t.Fatal("duplicate accepted")
 	}
 	// Agent 1 has not delivered: not sealable while it may still.
@@ -118,7 +118,7 @@ func TestMergeDeduplicatesBySeq(t *testing.T) {
 	if m.sealable(expect) {
 		t.Fatal("sealed without agent 1")
 	}
-	if ok, _ := m.add(1, wire(t, 1, iv2), 1, 2); !ok {
+	if ok, _ := m.add(1, encodeForMerge(t, 1, iv2), 1, 2); !ok {
 		t.Fatal("agent 1 rejected")
 	}
 	if !m.sealable(expect) {
@@ -130,13 +130,13 @@ func TestMergeDeduplicatesBySeq(t *testing.T) {
 	}
 	// A duplicate after sealing still does not count, and a genuinely late
 	// record goes into the cumulative view.
-	if ok, _ := m.add(1, wire(t, 1, iv2), 1, 2); ok {
+	if ok, _ := m.add(1, encodeForMerge(t, 1, iv2), 1, 2); ok {
 		t.Fatal("duplicate after seal accepted")
 	}
 	m2 := newMerger(2)
-	m2.add(0, wire(t, 0, iv1), 1, 2)
+	m2.add(0, encodeForMerge(t, 0, iv1), 1, 2)
 	m2.seal() // agent 1 declared lost
-	if ok, _ := m2.add(1, wire(t, 1, iv2), 1, 2); !ok || m2.cum.Ops != 150 || m2.late != 1 {
+	if ok, _ := m2.add(1, encodeForMerge(t, 1, iv2), 1, 2); !ok || m2.cum.Ops != 150 || m2.late != 1 {
 		t.Fatalf("late record: ops %d late %d", m2.cum.Ops, m2.late)
 	}
 }
@@ -153,7 +153,7 @@ func BenchmarkMergeInterval(b *testing.B) {
 			for a := range encoded {
 				encoded[a] = mustRecord(b, a, sixOpInterval(r, 1, 20000))
 			}
-			var d transport.Decoded
+			var d wire.Decoded
 			m := newMerger(agents)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -161,7 +161,7 @@ func BenchmarkMergeInterval(b *testing.B) {
 				seq := int64(i + 1)
 				for a := 0; a < agents; a++ {
 					encoded[a].Seq = seq
-					if err := transport.DecodeRecord(encoded[a], &d); err != nil {
+					if err := wire.DecodeRecord(encoded[a], &d); err != nil {
 						b.Fatal(err)
 					}
 					if _, err := m.add(a, &d, 1, 2); err != nil {

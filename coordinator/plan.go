@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ycsbctl/ycsbctl/bench"
-	"github.com/ycsbctl/ycsbctl/coreworkload"
-	"github.com/ycsbctl/ycsbctl/engine"
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/spec"
+	"github.com/ycsbctl/ycsbctl/internal/workload"
+	"github.com/ycsbctl/ycsbctl/internal/engine"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 // Plan is how one run is divided among agents. It is a pure function of
@@ -64,17 +64,17 @@ func share(n int64, k, i int) int64 {
 }
 
 // NewPlan divides a validated configuration among agents, in the given
-// order. The properties must already have passed bench.Validate.
+// order. The properties must already have passed spec.Validate.
 func NewPlan(props *properties.Properties, phase engine.Phase, agents []string, interval time.Duration) (*Plan, error) {
 	n := len(agents)
 	if n == 0 {
 		return nil, fmt.Errorf("no agents (--agents)")
 	}
-	s, err := bench.ParseSettings(props, phase)
+	s, err := spec.ParseSettings(props, phase)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := coreworkload.ParseConfig(props)
+	cfg, err := workload.ParseConfig(props)
 	if err != nil {
 		return nil, err
 	}
@@ -92,15 +92,15 @@ func NewPlan(props *properties.Properties, phase engine.Phase, agents []string, 
 	// "0 = unlimited"), so a budget smaller than the agent count is an
 	// error rather than a silently unbounded agent.
 	if s.OpCount > 0 && s.OpCount < int64(n) {
-		prop := coreworkload.PropOperationCount
+		prop := workload.PropOperationCount
 		if phase == engine.Load {
-			prop = coreworkload.PropInsertCount
+			prop = workload.PropInsertCount
 		}
 		return nil, &properties.Error{Property: prop, Value: strconv.FormatInt(s.OpCount, 10),
 			Expected: fmt.Sprintf("at least one operation per agent (%d agents)", n)}
 	}
 	if phase == engine.Load && s.OpCount == 0 && !timed {
-		return nil, &properties.Error{Property: coreworkload.PropInsertCount, Value: "0", Expected: "a positive number of records to load"}
+		return nil, &properties.Error{Property: workload.PropInsertCount, Value: "0", Expected: "a positive number of records to load"}
 	}
 	for i := 0; i < n; i++ {
 		a := AgentPlan{Index: i, Address: agents[i]}
@@ -142,28 +142,28 @@ func agentProps(base *properties.Properties, phase engine.Phase, a AgentPlan, n 
 	p := base.Map()
 	set := func(k string, v int64) { p[k] = strconv.FormatInt(v, 10) }
 	if phase == engine.Load {
-		set(coreworkload.PropInsertStart, a.InsertStart)
-		set(coreworkload.PropInsertCount, a.InsertCount)
+		set(workload.PropInsertStart, a.InsertStart)
+		set(workload.PropInsertCount, a.InsertCount)
 	} else {
 		// The zipfian key space is sized from the whole run's expected
 		// inserts, so every agent draws from the same distribution as a
 		// single host would; only the budget is this agent's share.
-		if v, ok := p[coreworkload.PropOperationCount]; ok {
-			p[coreworkload.PropKeyspaceOperationCount] = v
+		if v, ok := p[workload.PropOperationCount]; ok {
+			p[workload.PropKeyspaceOperationCount] = v
 		}
-		set(coreworkload.PropOperationCount, a.OperationCount)
+		set(workload.PropOperationCount, a.OperationCount)
 	}
 	if a.Target > 0 {
-		p[bench.PropTarget] = strconv.FormatFloat(a.Target, 'g', -1, 64)
+		p[spec.PropTarget] = strconv.FormatFloat(a.Target, 'g', -1, 64)
 	}
-	if _, ok := p[bench.PropWarmupOps]; ok {
-		set(bench.PropWarmupOps, a.WarmupOps)
+	if _, ok := p[spec.PropWarmupOps]; ok {
+		set(spec.PropWarmupOps, a.WarmupOps)
 	}
 	// Run-phase inserts of agent i use key numbers recordcount + k*n + i,
 	// so agents never insert the same key (YCSB's multi-client problem).
-	set(coreworkload.PropInsertStripeIndex, int64(a.Index))
-	set(coreworkload.PropInsertStripeCount, int64(n))
-	p[bench.PropStatusInterval] = strconv.FormatFloat(interval.Seconds(), 'g', -1, 64)
+	set(workload.PropInsertStripeIndex, int64(a.Index))
+	set(workload.PropInsertStripeCount, int64(n))
+	p[spec.PropStatusInterval] = strconv.FormatFloat(interval.Seconds(), 'g', -1, 64)
 	return p
 }
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ycsbctl/ycsbctl/engine"
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/engine"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 func agentsN(n int) []string {

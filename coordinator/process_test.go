@@ -16,13 +16,13 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
-	"github.com/ycsbctl/ycsbctl/bundle"
-	"github.com/ycsbctl/ycsbctl/exitcode"
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
-	"github.com/ycsbctl/ycsbctl/transport"
-	"github.com/ycsbctl/ycsbctl/transport/bridge"
-	"github.com/ycsbctl/ycsbctl/version"
+	"github.com/ycsbctl/ycsbctl/internal/transport"
+	"github.com/ycsbctl/ycsbctl/internal/testutil/bridge"
+	"github.com/ycsbctl/ycsbctl/internal/version"
 )
 
 // proc is a child process (agent or coordinator) with its output

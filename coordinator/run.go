@@ -15,14 +15,15 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/ycsbctl/ycsbctl/clock"
-	"github.com/ycsbctl/ycsbctl/engine"
-	"github.com/ycsbctl/ycsbctl/exitcode"
-	"github.com/ycsbctl/ycsbctl/measurement"
-	"github.com/ycsbctl/ycsbctl/output"
+	"github.com/ycsbctl/ycsbctl/internal/clock"
+	"github.com/ycsbctl/ycsbctl/internal/engine"
+	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
+	"github.com/ycsbctl/ycsbctl/internal/transport"
+	"github.com/ycsbctl/ycsbctl/internal/version"
+	"github.com/ycsbctl/ycsbctl/internal/wire"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
-	"github.com/ycsbctl/ycsbctl/transport"
-	"github.com/ycsbctl/ycsbctl/version"
 )
 
 // Agent states as reported in AgentStatus and run.json.
@@ -117,7 +118,7 @@ type coord struct {
 	done   chan struct{}
 	m      *merger
 	spool  *spool
-	dec    transport.Decoded
+	dec    wire.Decoded
 
 	phase         runPhase
 	startedWall   time.Time
@@ -545,7 +546,7 @@ func (c *coord) onRecord(a *agentRun, rec *pb.IntervalRecord) error {
 		return nil
 	}
 	t0 := time.Now()
-	if err := transport.DecodeRecord(rec, &c.dec); err != nil {
+	if err := wire.DecodeRecord(rec, &c.dec); err != nil {
 		// Not acknowledged: a corrupt record is a protocol violation, and
 		// dropping it silently would lose data.
 		c.logf("agent %d (%s): rejected interval: %v", a.idx, a.addr, err)
@@ -633,7 +634,7 @@ func (c *coord) emit(s *seqMerge) {
 	}
 	p := c.progress(s)
 	if c.s.Status {
-		fmt.Fprintln(c.s.Stderr, output.StatusLine(c.s.Label, time.Unix(0, s.iv.EndNs), p, s.iv, c.m.cum))
+		fmt.Fprintln(c.s.Stderr, ycsbtext.StatusLine(c.s.Label, time.Unix(0, s.iv.EndNs), p, s.iv, c.m.cum))
 	}
 	if len(c.s.Observers) == 0 {
 		return
@@ -834,7 +835,7 @@ func (c *coord) finish() (exitcode.Code, error) {
 		defer f.Close()
 		w = f
 	}
-	if eerr := output.Export(w, c.s.exporter, sum); eerr != nil {
+	if eerr := ycsbtext.Export(w, c.s.exporter, sum); eerr != nil {
 		return exitcode.Failure, eerr
 	}
 	if c.s.ResultsDir != "" {
@@ -894,7 +895,7 @@ func (c *coord) window() (start, end int64) {
 	return start, end
 }
 
-func (c *coord) summary(status string, reasons []string) *output.Summary {
+func (c *coord) summary(status string, reasons []string) *ycsbtext.Summary {
 	start, end := c.window()
 	var warm int64
 	for _, a := range c.agents {
@@ -902,7 +903,7 @@ func (c *coord) summary(status string, reasons []string) *output.Summary {
 			warm += a.final.WarmupOps
 		}
 	}
-	sum := &output.Summary{RunTime: time.Duration(end - start), Total: c.m.cum, Percentiles: c.s.percentiles, Warmup: warm}
+	sum := &ycsbtext.Summary{RunTime: time.Duration(end - start), Total: c.m.cum, Percentiles: c.s.percentiles, Warmup: warm}
 	if status != statusComplete {
 		sum.Notes = append(sum.Notes, "Results are "+status)
 	}

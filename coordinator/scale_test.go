@@ -14,11 +14,11 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ycsbctl/ycsbctl/engine"
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/engine"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
-	"github.com/ycsbctl/ycsbctl/transport"
-	"github.com/ycsbctl/ycsbctl/version"
+	"github.com/ycsbctl/ycsbctl/internal/transport"
+	"github.com/ycsbctl/ycsbctl/internal/version"
 )
 
 // simAgent speaks the agent protocol but, instead of running a workload,

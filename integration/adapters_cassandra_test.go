@@ -15,7 +15,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/adapters"
 	_ "github.com/ycsbctl/ycsbctl/adapters/cassandra"
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 // TestCassandra runs the adapter suite against a real Cassandra started by

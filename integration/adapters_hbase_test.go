@@ -14,7 +14,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/adapters"
 	_ "github.com/ycsbctl/ycsbctl/adapters/hbase"
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 // TestHBase runs the adapter suite against a real standalone HBase started

@@ -16,7 +16,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/adapters"
 	_ "github.com/ycsbctl/ycsbctl/adapters/mongodb"
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 // mongoOpTimeout is mongodb.timeout for these tests. It must leave room for

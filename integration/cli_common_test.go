@@ -47,7 +47,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 // ---- the binary ------------------------------------------------------------

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ycsbctl/ycsbctl/coreworkload"
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/workload"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/workloads"
 )
 
@@ -70,7 +70,7 @@ func TestYCSBWorkloads(t *testing.T) {
 				assert.Equal(t, v, p.String(k, "<unset>"), k)
 			}
 			assert.Len(t, p.Keys(), len(common)+len(want), "no other settings: %v", p.Keys())
-			_, err := coreworkload.ParseConfig(p)
+			_, err := workload.ParseConfig(p)
 			assert.NoError(t, err)
 		})
 	}
@@ -97,7 +97,7 @@ func TestComparison2014(t *testing.T) {
 			for k, v := range want {
 				assert.Equal(t, v, p.String(k, "<unset>"), k)
 			}
-			c, err := coreworkload.ParseConfig(p)
+			c, err := workload.ParseConfig(p)
 			require.NoError(t, err)
 			// 23-byte keys: "user" + 19 digits; 100-byte records.
 			assert.Equal(t, 19, c.ZeroPadding)

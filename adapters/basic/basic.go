@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
-	"github.com/ycsbctl/ycsbctl/generator"
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/generator"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 // Property names, as YCSB's BasicDB.

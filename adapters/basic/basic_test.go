@@ -13,7 +13,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/adapters/basic"
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 func open(t *testing.T, kv map[string]string) (adapters.DB, *bytes.Buffer) {

@@ -18,7 +18,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 // Property names.

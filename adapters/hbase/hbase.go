@@ -30,7 +30,7 @@ import (
 	"github.com/tsuna/gohbase/region"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 // Property names, as YCSB's HBaseClient2 and hbase-site.xml spell them.

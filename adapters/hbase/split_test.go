@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 // fnvKey is YCSB's hashed key for record n (FNV-1a 64 over the 8 bytes of

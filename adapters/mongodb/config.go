@@ -10,7 +10,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
 
-	"github.com/ycsbctl/ycsbctl/properties"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 // Property names. The first group is YCSB's MongoDbClient; the rest are

@@ -7,7 +7,7 @@ import (
 	"os"
 	"runtime/pprof"
 
-	"github.com/ycsbctl/ycsbctl/cli"
+	"github.com/ycsbctl/ycsbctl/internal/cli"
 )
 
 func main() {

@@ -1,5 +1,0 @@
-package coreworkload
-
-import "time"
-
-func seedFromTime() uint64 { return uint64(time.Now().UnixNano()) }

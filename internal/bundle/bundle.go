@@ -1,0 +1,403 @@
+// Package bundle reads and writes a run bundle, the directory --results
+// fills: run.json (configuration, agents, per-interval merged and
+// per-agent statistics, final summary, status), summary.txt (the YCSB text
+// summary) and merged.hlog (an HdrHistogram interval log whose tags name
+// the series and the agent: "READ.all" for the merge, "READ.agent-0" for
+// agent 0).
+//
+// The JSON layout is the coordinator's (coordinator/bundle.go writes the
+// same field names); single-host runs write it through this package with
+// one agent, so report and compare read every bundle the same way.
+package bundle
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+)
+
+// File names inside a bundle directory.
+const (
+	FileRunJSON = "run.json"
+	FileSummary = "summary.txt"
+	FileHlog    = "merged.hlog"
+)
+
+// Run statuses.
+const (
+	StatusComplete = "complete"
+	StatusPartial  = "partial"
+	StatusAborted  = "aborted"
+)
+
+// Tag suffixes in merged.hlog.
+const (
+	TagAll         = "all"
+	TagAgentPrefix = "agent-"
+)
+
+// Tag returns the merged.hlog tag of a series for one agent (index >= 0)
+// or for the merge (index < 0).
+func Tag(s measurement.Series, agent int) string {
+	if agent < 0 {
+		return s.Name() + "." + TagAll
+	}
+	return fmt.Sprintf("%s.%s%d", s.Name(), TagAgentPrefix, agent)
+}
+
+// Run is run.json.
+type Run struct {
+	RunID         string   `json:"run_id"`
+	Tool          string   `json:"tool"`
+	Version       string   `json:"version"`
+	Protocol      uint32   `json:"protocol"`
+	Status        string   `json:"status"`
+	StatusReasons []string `json:"status_reasons,omitempty"`
+	ExitCode      int      `json:"exit_code"`
+	ExitReason    string   `json:"exit_reason"`
+	Error         string   `json:"error,omitempty"`
+	DB            string   `json:"db"`
+	Phase         string   `json:"phase"`
+	Label         string   `json:"label,omitempty"`
+	// Mode is "single-host" or "distributed" (empty in bundles written
+	// before the field existed, which were all distributed).
+	Mode         string    `json:"mode,omitempty"`
+	StartedAt    time.Time `json:"started_at"`
+	EndedAt      time.Time `json:"ended_at"`
+	PlannedStart time.Time `json:"planned_start"`
+	Config       Config    `json:"config"`
+	// Plan is the coordinator's work split; nil on a single host.
+	Plan      any        `json:"plan"`
+	Agents    []Agent    `json:"agents"`
+	Intervals []Interval `json:"intervals"`
+	Summary   Summary    `json:"summary"`
+	// Environment describes the machine that ran the command.
+	Environment *Environment `json:"environment,omitempty"`
+	// Coordinator self-measurement: CPU-side cost of merging.
+	MergeSeconds float64 `json:"coordinator_merge_seconds"`
+	LateRecords  int     `json:"late_records"`
+}
+
+// Config is the configuration, secrets redacted.
+type Config struct {
+	Properties       map[string]string `json:"properties"`
+	Agents           []string          `json:"agents"`
+	OnAgentLoss      string            `json:"on_agent_loss"`
+	IntervalNs       int64             `json:"interval_ns"`
+	TLS              bool              `json:"tls"`
+	Token            bool              `json:"token"`
+	MaxClockOffsetNs int64             `json:"max_clock_offset_ns"`
+	AgentTimeoutNs   int64             `json:"agent_timeout_ns"`
+	Exporter         string            `json:"exporter"`
+	// CommandLine is the command as typed (single host).
+	CommandLine []string `json:"command_line,omitempty"`
+}
+
+// Environment is where the load was generated from.
+type Environment struct {
+	Hostname  string `json:"hostname"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	CPUs      int    `json:"cpus"`
+	GoVersion string `json:"go_version"`
+}
+
+// Agent is one agent in run.json. Times are on the coordinator's clock;
+// offsets are agent minus coordinator.
+type Agent struct {
+	Index         int           `json:"index"`
+	Address       string        `json:"address"`
+	Hostname      string        `json:"hostname"`
+	Version       string        `json:"version"`
+	Protocol      uint32        `json:"protocol"`
+	State         string        `json:"state"`
+	Error         string        `json:"error,omitempty"`
+	ClockOffsetNs int64         `json:"clock_offset_ns"`
+	RTTNs         int64         `json:"rtt_ns"`
+	StartSkewNs   *int64        `json:"start_skew_ns"`
+	Threads       int           `json:"threads"`
+	Reconnects    int           `json:"reconnects"`
+	Intervals     int           `json:"intervals_received"`
+	Operations    int64         `json:"operations_received"`
+	CPUSeconds    float64       `json:"cpu_seconds"`
+	Final         *Final        `json:"final,omitempty"`
+	Summary       []SeriesStats `json:"summary,omitempty"`
+}
+
+// Final is an agent's own end-of-run account.
+type Final struct {
+	StartUnixNs int64   `json:"start_unix_ns"`
+	EndUnixNs   int64   `json:"end_unix_ns"`
+	RunTimeMs   float64 `json:"runtime_ms"`
+	Operations  int64   `json:"operations"`
+	WarmupOps   int64   `json:"warmup_ops"`
+	Intervals   int64   `json:"intervals"`
+	Stopped     string  `json:"stopped,omitempty"`
+	CPUSeconds  float64 `json:"cpu_seconds"`
+}
+
+// SeriesStats are one series' statistics, latencies in µs (YCSB's unit).
+type SeriesStats struct {
+	Series string  `json:"series"`
+	Count  int64   `json:"count"`
+	MeanUs float64 `json:"mean_us"`
+	MinUs  int64   `json:"min_us"`
+	P50Us  int64   `json:"p50_us"`
+	P95Us  int64   `json:"p95_us"`
+	P99Us  int64   `json:"p99_us"`
+	P999Us int64   `json:"p99_9_us"`
+	MaxUs  int64   `json:"max_us"`
+}
+
+// Interval is one interval: the merged view and each agent's.
+type Interval struct {
+	Seq         int64         `json:"seq"`
+	StartUnixNs int64         `json:"start_unix_ns"`
+	EndUnixNs   int64         `json:"end_unix_ns"`
+	Operations  int64         `json:"operations"`
+	OpsPerSec   float64       `json:"ops_per_sec"`
+	Series      []SeriesStats `json:"series"`
+	Agents      []AgentSlice  `json:"agents"`
+	// Returns counts return codes by operation and status (single-host
+	// bundles; absent from older coordinator bundles).
+	Returns map[string]map[string]int64 `json:"returns,omitempty"`
+}
+
+// AgentSlice is one agent's part of an interval.
+type AgentSlice struct {
+	Index      int           `json:"index"`
+	Operations int64         `json:"operations"`
+	OpsPerSec  float64       `json:"ops_per_sec"`
+	CPUSeconds float64       `json:"cpu_seconds"`
+	LagNs      int64         `json:"lag_ns"`
+	Series     []SeriesStats `json:"series"`
+}
+
+// Summary is the final summary.
+type Summary struct {
+	RunTimeMs  int64                       `json:"runtime_ms"`
+	Throughput float64                     `json:"throughput_ops_per_sec"`
+	Operations int64                       `json:"operations"`
+	WarmupOps  int64                       `json:"warmup_operations"`
+	Series     []SeriesStats               `json:"series"`
+	Returns    map[string]map[string]int64 `json:"returns"`
+	Lines      []string                    `json:"ycsb_text"`
+}
+
+// Stats computes a series' statistics from a histogram in nanoseconds.
+func Stats(name string, h *hdrhistogram.Histogram) SeriesStats {
+	if h == nil || h.TotalCount() == 0 {
+		return SeriesStats{Series: name}
+	}
+	v := h.ValueAtPercentilesSlice([]float64{50, 95, 99, 99.9})
+	return SeriesStats{Series: name, Count: h.TotalCount(), MeanUs: h.Mean() / 1000, MinUs: h.Min() / 1000,
+		P50Us: v[0] / 1000, P95Us: v[1] / 1000, P99Us: v[2] / 1000, P999Us: v[3] / 1000, MaxUs: h.Max() / 1000}
+}
+
+// IntervalStats returns the statistics of every non-empty series of iv, in
+// series order.
+func IntervalStats(iv *measurement.Interval) []SeriesStats {
+	var out []SeriesStats
+	for s, h := range iv.Hist {
+		if h != nil && h.TotalCount() > 0 {
+			out = append(out, Stats(measurement.Series(s).Name(), h))
+		}
+	}
+	return out
+}
+
+// Returns maps an interval's return counts by operation and status name.
+func Returns(iv *measurement.Interval) map[string]map[string]int64 {
+	out := map[string]map[string]int64{}
+	for op := range iv.Returns {
+		for st, n := range iv.Returns[op] {
+			if n == 0 {
+				continue
+			}
+			o := measurement.Op(op).String()
+			if out[o] == nil {
+				out[o] = map[string]int64{}
+			}
+			out[o][adapters.Status(st).String()] = n
+		}
+	}
+	return out
+}
+
+// OpsPerSec is ops over the window [startNs, endNs].
+func OpsPerSec(ops, startNs, endNs int64) float64 {
+	if endNs <= startNs {
+		return 0
+	}
+	return float64(ops) / (float64(endNs-startNs) / 1e9)
+}
+
+// secretWords mark properties whose values must not leave the machine.
+var secretWords = []string{"password", "passwd", "token", "secret", "credential", "apikey", "api_key", "privatekey", "private_key"}
+
+// Redact returns the properties with secrets replaced: values of
+// properties named like a secret, and passwords embedded in URLs (e.g.
+// mongodb.url=mongodb://user:pw@host). A credential-shaped value that does
+// not parse is masked wholesale rather than risk leaking it.
+func Redact(props map[string]string) map[string]string {
+	out := make(map[string]string, len(props))
+	for k, v := range props {
+		lk := strings.ToLower(k)
+		secret := false
+		for _, w := range secretWords {
+			if strings.Contains(lk, w) {
+				secret = true
+				break
+			}
+		}
+		if secret && v != "" {
+			out[k] = "REDACTED"
+		} else {
+			out[k] = redactURLs(v)
+		}
+	}
+	return out
+}
+
+func redactURLs(v string) string {
+	if !strings.Contains(v, "@") || !strings.Contains(v, "://") {
+		return v
+	}
+	parts := strings.Split(v, ",")
+	for i, p := range parts {
+		if !strings.Contains(p, "@") {
+			continue // e.g. the second host of a multi-host MongoDB URL
+		}
+		u, err := url.Parse(strings.TrimSpace(p))
+		switch {
+		case err != nil:
+			parts[i] = "REDACTED"
+		case u.User != nil:
+			if _, has := u.User.Password(); has {
+				parts[i] = u.Redacted()
+			}
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// WriteRun writes run.json atomically (via a temporary file), so a crash
+// never leaves a truncated file that tools would misread.
+func WriteRun(dir string, r *Run) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, FileRunJSON), append(b, '\n'))
+}
+
+// WriteSummary writes summary.txt.
+func WriteSummary(dir string, text string) error {
+	return os.WriteFile(filepath.Join(dir, FileSummary), []byte(text), 0o644)
+}
+
+func writeAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Bundle is a bundle read back from disk.
+type Bundle struct {
+	Dir     string
+	Run     *Run
+	Summary string
+}
+
+// Read loads run.json and summary.txt from dir (a bundle directory, or a
+// run.json path). merged.hlog is read on demand by Histograms.
+func Read(dir string) (*Bundle, error) {
+	if strings.HasSuffix(dir, ".json") {
+		dir = filepath.Dir(dir)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, FileRunJSON))
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a run bundle: %w", dir, err)
+	}
+	var r Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, FileRunJSON), err)
+	}
+	out := &Bundle{Dir: dir, Run: &r}
+	if s, err := os.ReadFile(filepath.Join(dir, FileSummary)); err == nil {
+		out.Summary = string(s)
+	} else if len(r.Summary.Lines) > 0 {
+		out.Summary = strings.Join(r.Summary.Lines, "\n") + "\n"
+	}
+	return out, nil
+}
+
+// Name is a short human name for the bundle: its label, else the
+// directory's base name.
+func (b *Bundle) Name() string {
+	if b.Run.Label != "" {
+		return b.Run.Label
+	}
+	return filepath.Base(filepath.Clean(b.Dir))
+}
+
+// Workload names the workload: the workload files given with -P when the
+// command line is known, else the properties' workload class.
+func (b *Bundle) Workload() string {
+	var names []string
+	cl := b.Run.Config.CommandLine
+	for i := 0; i < len(cl)-1; i++ {
+		if cl[i] == "-P" || cl[i] == "--P" {
+			names = append(names, filepath.Base(cl[i+1]))
+		}
+	}
+	if len(names) > 0 {
+		return strings.Join(names, "+")
+	}
+	if w := b.Run.Config.Properties["ycsbctl.workloadname"]; w != "" {
+		return w
+	}
+	return ""
+}
+
+// RedactArgs returns a command line with secrets replaced, by the rules of
+// Redact: "-p key=value" overrides whose key names a secret, URLs with
+// passwords anywhere, and the values of --token style flags. Command
+// lines are echoed on stderr and stored in run.json and reports.
+func RedactArgs(args []string) []string {
+	out := make([]string, len(args))
+	secretFlag := false
+	for i, a := range args {
+		switch {
+		case secretFlag:
+			out[i] = "REDACTED"
+			secretFlag = false
+			continue
+		case a == "--token" || a == "-token":
+			out[i] = a
+			secretFlag = true
+			continue
+		case strings.HasPrefix(a, "--token=") || strings.HasPrefix(a, "-token="):
+			k, _, _ := strings.Cut(a, "=")
+			out[i] = k + "=REDACTED"
+			continue
+		}
+		if k, v, ok := strings.Cut(a, "="); ok && !strings.HasPrefix(a, "-") {
+			out[i] = k + "=" + Redact(map[string]string{k: v})[k]
+			continue
+		}
+		out[i] = redactURLs(a)
+	}
+	return out
+}

@@ -1,0 +1,318 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ycsbctl/ycsbctl/agent"
+	"github.com/ycsbctl/ycsbctl/internal/spec"
+	"github.com/ycsbctl/ycsbctl/coordinator"
+	"github.com/ycsbctl/ycsbctl/internal/engine"
+	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/sink/metrics"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/transport"
+)
+
+func init() {
+	extraCommands = append(extraCommands, newAgentCmd, newCoordinatorCmd)
+}
+
+// securityFlags are the mTLS and token flags shared by agent and
+// coordinator.
+type securityFlags struct {
+	cert, key, ca    string
+	token, tokenFile string
+}
+
+func (s *securityFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&s.cert, "tls-cert", "", "PEM certificate for mutual TLS")
+	fl.StringVar(&s.key, "tls-key", "", "PEM private key for --tls-cert")
+	fl.StringVar(&s.ca, "tls-ca", "", "PEM CA that signed the peer's certificate")
+	fl.StringVar(&s.token, "token", "", "shared secret the coordinator must present (prefer --token-file or YCSBCTL_TOKEN)")
+	fl.StringVar(&s.tokenFile, "token-file", "", "file holding the shared secret")
+}
+
+func (s *securityFlags) resolve(gs *GlobalState) (*transport.TLSFiles, string, error) {
+	var tlsFiles *transport.TLSFiles
+	if s.cert != "" || s.key != "" || s.ca != "" {
+		if s.cert == "" || s.key == "" || s.ca == "" {
+			return nil, "", invalid(errors.New("flags --tls-cert, --tls-key and --tls-ca: expected all three together for mutual TLS"))
+		}
+		tlsFiles = &transport.TLSFiles{Cert: s.cert, Key: s.key, CA: s.ca}
+		if err := tlsFiles.Validate(); err != nil {
+			return nil, "", invalid(fmt.Errorf("flag --tls-cert/--tls-key/--tls-ca: %w", err))
+		}
+	}
+	token := s.token
+	if s.tokenFile != "" {
+		if token != "" {
+			return nil, "", invalid(errors.New("flags --token and --token-file: expected at most one"))
+		}
+		b, err := gs.ReadFile(s.tokenFile)
+		if err != nil {
+			return nil, "", invalid(fmt.Errorf("flag --token-file: %w", err))
+		}
+		token = strings.TrimSpace(string(b))
+		if token == "" {
+			return nil, "", invalid(fmt.Errorf("flag --token-file %s: the file is empty", s.tokenFile))
+		}
+	}
+	if token == "" && gs.Getenv != nil {
+		token = gs.Getenv("YCSBCTL_TOKEN")
+	}
+	return tlsFiles, token, nil
+}
+
+func newAgentCmd(gs *GlobalState) *cobra.Command {
+	var (
+		listen      string
+		lease       time.Duration
+		insecure    bool
+		metricsAddr string
+		overrides   []string
+		sec         securityFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "agent [--listen HOST:PORT] [--tls-cert F --tls-key F --tls-ca F] [--token-file F] [-p k=v]...",
+		Short: "Run the benchmark agent daemon on a database host (one benchmark at a time)",
+		Long: `Runs the agent that a coordinator drives over gRPC. It listens on port 7420
+by default; without TLS it binds loopback only unless --insecure-listen is
+given. An agent that hears nothing from its coordinator for --lease stops its
+load by itself. -p properties apply on top of every run's (host-local
+settings such as embedded.dir).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tlsFiles, token, err := sec.resolve(gs)
+			if err != nil {
+				return err
+			}
+			props := map[string]string{}
+			for _, o := range overrides {
+				k, v, err := properties.ParseOverride(o)
+				if err != nil {
+					return invalid(err)
+				}
+				props[k] = v
+			}
+			if lease <= 0 {
+				return invalid(fmt.Errorf("flag --lease %s: expected a positive duration", lease))
+			}
+			ctx, stop := signal.NotifyContext(gs.Ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			logf := func(format string, a ...any) {
+				fmt.Fprintf(gs.Stderr, "%s agent: %s\n", time.Now().Format("2006-01-02 15:04:05"), fmt.Sprintf(format, a...))
+			}
+			var observers func(string, engine.Phase) []engine.Observer
+			if metricsAddr != "" {
+				addr, err := metrics.NormalizeAddr(metricsAddr)
+				if err != nil {
+					return invalid(fmt.Errorf("flag --metrics-addr: %w", err))
+				}
+				exp := metrics.New()
+				srv, err := ServeMetrics(gs.Stderr, addr, exp)
+				if err != nil {
+					return invalid(err)
+				}
+				defer srv.Close()
+				host, _ := os.Hostname()
+				observers = func(db string, ph engine.Phase) []engine.Observer {
+					exp.SetRun(metrics.RunInfo{RunID: fmt.Sprintf("%s-%d", host, time.Now().Unix()), Phase: ph.String(), DB: db, Start: time.Now()})
+					return []engine.Observer{exp.EngineObserver(host)}
+				}
+			}
+			err = agent.Serve(ctx, agent.Config{
+				Observers:        observers,
+				Listen:           listen,
+				TLS:              tlsFiles,
+				Token:            token,
+				Lease:            lease,
+				Clock:            gs.Clock,
+				Logf:             logf,
+				AllowNonLoopback: insecure,
+				Properties:       props,
+				Ready:            func(addr string) { logf("listening on %s", addr) },
+			})
+			if err != nil && ctx.Err() == nil {
+				var ce *exitcode.Error
+				if errors.As(err, &ce) {
+					return err
+				}
+				return invalid(err)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&listen, "listen", "", "address to listen on (default 127.0.0.1:7420; port 7420 when only a host is given)")
+	fl.DurationVar(&lease, "lease", agent.DefaultLease, "stop the load after this long without hearing from the coordinator")
+	fl.BoolVar(&insecure, "insecure-listen", false, "allow listening on non-loopback addresses without TLS (warns)")
+	fl.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics of this agent's runs at http://ADDR/metrics")
+	fl.StringArrayVarP(&overrides, "p", "p", nil, "property applied on top of every run's (repeatable)")
+	sec.register(cmd)
+	return cmd
+}
+
+func newCoordinatorCmd(gs *GlobalState) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "coordinator load|run [db] --agents HOST:PORT,... [-P workload]... [-p k=v]... [-threads N] [-target OPS] [-s]",
+		Short: "Run a benchmark on many agents at once, merging their histograms exactly",
+	}
+	cmd.AddCommand(newCoordinatorPhaseCmd(gs, "load"), newCoordinatorPhaseCmd(gs, "run"))
+	return cmd
+}
+
+func newCoordinatorPhaseCmd(gs *GlobalState, phase string) *cobra.Command {
+	f := &ycsbFlags{}
+	var (
+		agents      []string
+		onLoss      string
+		interval    time.Duration
+		maxOffset   time.Duration
+		agentTimout time.Duration
+		sec         securityFlags
+	)
+	cmd := &cobra.Command{
+		Use:   phase + " [db] --agents HOST:PORT,HOST:PORT,... [-P workload]... [-p k=v]... [-threads N] [-target OPS] [-s] [--results DIR]",
+		Short: "Distributed " + phase + " phase: split the work across agents, start them together, merge their results",
+		Long: `The coordinator splits the work deterministically across the agents in the
+order given: the load phase gives each agent a contiguous part of
+[insertstart, insertstart+insertcount); -threads is per agent; operationcount
+and -target are split by share; run-phase inserts are striped so that no two
+agents insert the same key. It starts every agent at one instant, merges
+their HDR histograms exactly every status.interval, prints YCSB's status
+lines (-s) and final summary for the whole cluster, and writes a run bundle
+with --results DIR.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db := DefaultDB
+			if len(args) == 1 {
+				db = args[0]
+			}
+			p, err := f.resolve(gs, cmd)
+			if err != nil {
+				return err
+			}
+			if len(agents) == 0 {
+				return invalid(errors.New("flag --agents: expected a comma list of agent addresses (host:port)"))
+			}
+			if onLoss != coordinator.LossAbort && onLoss != coordinator.LossContinue {
+				return invalid(fmt.Errorf("flag --on-agent-loss %q: expected abort or continue", onLoss))
+			}
+			ph := engine.Load
+			if phase == "run" {
+				ph = engine.Run
+			}
+			if _, err := spec.Validate(db, p, ph); err != nil {
+				return invalid(err)
+			}
+			if _, err := parseLocalOptions(p); err != nil {
+				return err
+			}
+			tlsFiles, token, err := sec.resolve(gs)
+			if err != nil {
+				return err
+			}
+			status, _ := p.Bool("status", false)
+			label, _ := p.Lookup(spec.PropLabel)
+			cfg := coordinator.Config{
+				DB:             db,
+				Phase:          ph,
+				Props:          p,
+				Agents:         splitAgents(agents),
+				ResultsDir:     p.String(PropResults, ""),
+				OnAgentLoss:    onLoss,
+				TLS:            tlsFiles,
+				Token:          token,
+				Label:          label,
+				Status:         status,
+				Stdout:         gs.Stdout,
+				Stderr:         gs.Stderr,
+				Clock:          gs.Clock,
+				Interval:       interval,
+				MaxClockOffset: maxOffset,
+				AgentTimeout:   agentTimout,
+			}
+			ctx, cancel := context.WithCancel(gs.Ctx)
+			defer cancel()
+			// The first stop (q, Ctrl-C) is graceful; a second one, or
+			// an explicit abort from the view, aborts.
+			var stops atomic.Int32
+			abortCh := make(chan struct{})
+			var abortOnce sync.Once
+			stop := func(hard bool) {
+				if stops.Add(1) > 1 || hard {
+					abortOnce.Do(func() { close(abortCh) })
+				}
+				cancel()
+			}
+			cfg.Abort = abortCh
+			cfg.CommandLine = append([]string{"ycsbctl"}, gs.Args...)
+			views, err := AttachCoordinatorViews(gs, &cfg, stop)
+			if err != nil {
+				return err
+			}
+			defer views.Close()
+			sigs := make(chan os.Signal, 2)
+			gs.SignalNotify(sigs, os.Interrupt, syscall.SIGTERM)
+			defer gs.SignalStop(sigs)
+			done := make(chan struct{})
+			defer close(done)
+			go func() {
+				for {
+					select {
+					case <-sigs:
+						if stops.Load() == 0 {
+							fmt.Fprintln(gs.Stderr, "Interrupted: stopping every agent gracefully (press Ctrl-C again to abort)")
+						}
+						stop(false)
+					case <-done:
+						return
+					}
+				}
+			}()
+			code, err := coordinator.Run(ctx, cfg)
+			views.Close()
+			if err != nil {
+				return exitcode.Wrap(code, err)
+			}
+			if code != exitcode.OK {
+				return exitcode.Wrap(code, fmt.Errorf("coordinator: %s", code))
+			}
+			return nil
+		},
+	}
+	f.register(cmd, true)
+	addPropertyFlags(cmd)
+	fl := cmd.Flags()
+	fl.StringSliceVar(&agents, "agents", nil, "agent addresses in order, host:port, comma separated (port defaults to 7420)")
+	fl.StringVar(&onLoss, "on-agent-loss", coordinator.LossAbort, "when an agent is lost: abort (stop everything, exit 3) or continue (results marked partial)")
+	fl.DurationVar(&interval, "interval", 0, "merge and status interval (default status.interval, 10s)")
+	fl.DurationVar(&maxOffset, "max-clock-offset", coordinator.DefaultMaxClockOffset, "refuse agents whose clock differs more than this (negative disables)")
+	fl.DurationVar(&agentTimout, "agent-timeout", coordinator.DefaultAgentTimeout, "declare an agent lost after this much silence")
+	sec.register(cmd)
+	return cmd
+}
+
+func splitAgents(in []string) []string {
+	var out []string
+	for _, a := range in {
+		for _, s := range strings.Split(a, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,53 @@
+// Package cli is ycsbctl's command line. Every command reads its inputs and
+// writes its outputs through a GlobalState, never the process globals, so
+// whole commands run inside tests with captured output, a fake clock and
+// synthetic signals (k6's pattern).
+package cli
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/ycsbctl/ycsbctl/internal/clock"
+)
+
+// GlobalState is everything a command may touch of the outside world.
+type GlobalState struct {
+	Ctx    context.Context
+	Args   []string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	Clock  clock.Clock
+	// IsTerminal reports whether stdout is an interactive terminal.
+	IsTerminal bool
+	// ReadFile reads -P files and other inputs.
+	ReadFile func(string) ([]byte, error)
+	// SignalNotify and SignalStop are signal.Notify and signal.Stop.
+	SignalNotify func(c chan<- os.Signal, sig ...os.Signal)
+	SignalStop   func(c chan<- os.Signal)
+}
+
+// NewGlobalState returns the real process state.
+func NewGlobalState() *GlobalState {
+	term := false
+	if fi, err := os.Stdout.Stat(); err == nil {
+		term = fi.Mode()&os.ModeCharDevice != 0
+	}
+	return &GlobalState{
+		Ctx:          context.Background(),
+		Args:         os.Args[1:],
+		Stdin:        os.Stdin,
+		Stdout:       os.Stdout,
+		Stderr:       os.Stderr,
+		Getenv:       os.Getenv,
+		Clock:        clock.NewReal(),
+		IsTerminal:   term,
+		ReadFile:     os.ReadFile,
+		SignalNotify: signal.Notify,
+		SignalStop:   signal.Stop,
+	}
+}

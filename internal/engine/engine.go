@@ -1,0 +1,557 @@
+// Package engine runs a CoreWorkload against a database with a number of
+// worker goroutines: pacing (-target), operation budget, time limit,
+// warm-up, and a reporter that cuts the measurements into numbered
+// intervals aligned to the start. Single-host commands and the distributed
+// agent both run this same engine.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/internal/clock"
+	"github.com/ycsbctl/ycsbctl/internal/workload"
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+)
+
+// Phase is load (inserts) or run (transactions).
+type Phase uint8
+
+const (
+	Load Phase = iota
+	Run
+)
+
+func (p Phase) String() string {
+	if p == Load {
+		return "load"
+	}
+	return "run"
+}
+
+// Options configure one engine run.
+type Options struct {
+	Phase    Phase
+	DB       adapters.DB
+	Workload *workload.Workload
+	Threads  int
+	// Target is this process' total ops/s; 0 runs unthrottled.
+	Target float64
+	// OpCount is this process' number of measured transactions (load:
+	// records to insert); 0 means no limit (MaxExecution must be set).
+	OpCount      int64
+	MaxExecution time.Duration
+	// WarmupOps and WarmupTime run operations before measuring starts;
+	// they are neither measured nor counted.
+	WarmupOps      int64
+	WarmupTime     time.Duration
+	StatusInterval time.Duration
+	Mode           measurement.Mode
+	Clock          clock.Clock
+	// Seed makes worker random streams reproducible when non-zero.
+	Seed uint64
+	// Observers are called from the reporter goroutine, in order, for
+	// every interval.
+	Observers []Observer
+	// Logf receives one-line notices (batching fallback, stopped threads).
+	Logf func(format string, args ...any)
+}
+
+// Observer sees every interval as it is cut. iv is the interval's own
+// measurements, cum everything measured so far; both belong to the
+// observer after the call returns (they are never reused).
+type Observer interface {
+	OnInterval(iv *measurement.Interval, cum *measurement.Interval, p Progress)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(iv, cum *measurement.Interval, p Progress)
+
+// OnInterval calls f.
+func (f ObserverFunc) OnInterval(iv, cum *measurement.Interval, p Progress) { f(iv, cum, p) }
+
+// Progress describes where a run is when an interval is cut.
+type Progress struct {
+	Phase Phase
+	// Warmup is true while warm-up operations are running; WarmupOps
+	// counts them.
+	Warmup    bool
+	WarmupOps int64
+	// Elapsed is the time since measuring started.
+	Elapsed time.Duration
+	// Budget is the measured-operation budget (0 = none).
+	Budget int64
+	// MaxExecution is the time limit (0 = none).
+	MaxExecution time.Duration
+	// Final marks the last interval of the run.
+	Final bool
+	// Lag is how far the slowest paced worker is behind its schedule.
+	Lag time.Duration
+}
+
+// Result is what a finished run measured.
+type Result struct {
+	// StartNs and EndNs (Unix ns) bound the measured window.
+	StartNs, EndNs int64
+	RunTime        time.Duration
+	Total          *measurement.Interval
+	WarmupOps      int64
+	Intervals      int64
+	// Stopped says why the run ended before its budget, if it did.
+	Stopped string
+}
+
+// Throughput returns measured transactions per second.
+func (r *Result) Throughput() float64 {
+	ms := r.RunTime.Milliseconds()
+	if ms <= 0 {
+		return 0
+	}
+	return float64(r.Total.Ops) * 1000 / float64(ms)
+}
+
+type worker struct {
+	id      int
+	db      adapters.DB
+	wk      *workload.Worker
+	rec     *measurement.Recorder
+	budget  int64
+	warmup  int64
+	lagNs   atomic.Int64
+	warmOps atomic.Int64
+}
+
+// Runner is a prepared run.
+type Runner struct {
+	opts    Options
+	clk     clock.Clock
+	workers []*worker
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	// sleepCtx is cancelled by Stop: paced workers waiting for their next
+	// slot wake at once, while calls in flight finish normally.
+	sleepCtx    context.Context
+	sleepCancel context.CancelFunc
+	stop        atomic.Bool
+	reason      atomic.Pointer[string]
+
+	measuring   atomic.Bool
+	measureAtNs atomic.Int64 // clock Nanotime when measuring began
+	measureWall atomic.Int64 // Unix ns when measuring began
+	warmupDone  chan struct{}
+
+	started     chan struct{}
+	startedWall atomic.Int64
+	done        chan struct{}
+	result      *Result
+	startMu     sync.Mutex
+	startSet    bool
+}
+
+// Prepare validates options, opens a per-worker database handle for every
+// worker (YCSB's per-thread DB init) and builds the workers. Nothing is
+// sent to the database until Start.
+func Prepare(ctx context.Context, o Options) (*Runner, error) {
+	if o.Threads < 1 {
+		return nil, fmt.Errorf("threads: expected at least 1, got %d", o.Threads)
+	}
+	if o.DB == nil || o.Workload == nil {
+		return nil, errors.New("engine: DB and Workload are required")
+	}
+	if o.Phase == Run && o.OpCount == 0 && o.MaxExecution == 0 {
+		return nil, errors.New("property \"operationcount\": expected a positive count, or maxexecutiontime > 0 for a timed run (operationcount=0 with no time limit would never stop)")
+	}
+	if o.Target < 0 {
+		return nil, fmt.Errorf("target: expected a non-negative rate, got %g", o.Target)
+	}
+	if o.StatusInterval <= 0 {
+		o.StatusInterval = 10 * time.Second
+	}
+	if o.Clock == nil {
+		o.Clock = clock.NewReal()
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	threads := o.Threads
+	if o.OpCount > 0 && int64(threads) > o.OpCount {
+		o.Logf("Warning: threads (%d) reduced to the operation count (%d)", threads, o.OpCount)
+		threads = int(o.OpCount)
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	r := &Runner{opts: o, clk: o.Clock, ctx: rctx, cancel: cancel,
+		warmupDone: make(chan struct{}), started: make(chan struct{}), done: make(chan struct{})}
+	r.sleepCtx, r.sleepCancel = context.WithCancel(rctx)
+	seed := o.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	for i := 0; i < threads; i++ {
+		db := o.DB
+		if t, ok := o.DB.(adapters.Threader); ok {
+			wdb, err := t.ForWorker(ctx, i, threads)
+			if err != nil {
+				r.closeWorkers()
+				cancel()
+				return nil, fmt.Errorf("worker %d: %w", i, err)
+			}
+			db = wdb
+		}
+		rec := measurement.NewRecorder(o.Mode)
+		w := &worker{id: i, db: db, rec: rec}
+		w.wk = o.Workload.NewWorker(i, db, rec, seed+uint64(i)*0x9E3779B97F4A7C15)
+		w.budget = share(o.OpCount, threads, i)
+		w.warmup = share(o.WarmupOps, threads, i)
+		r.workers = append(r.workers, w)
+		if i == 0 && w.wk.NeedsBatchWarning() {
+			o.Logf("Warning: %s does not support batched inserts; batchsize=%d falls back to single inserts", dbName(o.DB), o.Workload.Cfg.BatchSize)
+		}
+	}
+	return r, nil
+}
+
+func dbName(db adapters.DB) string { return fmt.Sprintf("%T", db) }
+
+// share splits n over k parts; the first n%k parts get one more, as YCSB.
+func share(n int64, k, i int) int64 {
+	if n <= 0 {
+		return 0
+	}
+	s := n / int64(k)
+	if int64(i) < n%int64(k) {
+		s++
+	}
+	return s
+}
+
+func (r *Runner) closeWorkers() {
+	for _, w := range r.workers {
+		if w.db != r.opts.DB {
+			if c, ok := w.db.(adapters.Closer); ok {
+				_ = c.Close()
+			}
+		}
+	}
+}
+
+// Threads returns the number of workers actually used.
+func (r *Runner) Threads() int { return len(r.workers) }
+
+// Stop ends the run gracefully: workers finish their current operation,
+// and everything measured so far is reported.
+func (r *Runner) Stop(reason string) {
+	r.reason.CompareAndSwap(nil, &reason)
+	r.stop.Store(true)
+	r.sleepCancel()
+}
+
+// Abort stops the run and cancels operations in flight.
+func (r *Runner) Abort(reason string) {
+	r.Stop(reason)
+	r.cancel()
+}
+
+// Done is closed when the run has finished and its result is ready.
+func (r *Runner) Done() <-chan struct{} { return r.done }
+
+// Start begins the run at wall-clock time at (now if zero). It returns at
+// once; use Wait for the result.
+func (r *Runner) Start(at time.Time) {
+	r.startMu.Lock()
+	defer r.startMu.Unlock()
+	if r.startSet {
+		return
+	}
+	r.startSet = true
+	startNs := r.clk.Nanotime()
+	if !at.IsZero() {
+		startNs = clock.WallAt(r.clk, at)
+	}
+	go r.run(startNs)
+}
+
+// Started is closed when the run has begun (at its start time).
+func (r *Runner) Started() <-chan struct{} { return r.started }
+
+// StartedAt is the wall-clock instant the run began; valid once Started
+// is closed.
+func (r *Runner) StartedAt() time.Time { return time.Unix(0, r.startedWall.Load()) }
+
+// Wait blocks until the run ends and returns its result.
+func (r *Runner) Wait() *Result {
+	<-r.done
+	return r.result
+}
+
+// SetExternalLimit forwards the cluster-wide acknowledged key limit.
+func (r *Runner) SetExternalLimit(v int64) { r.opts.Workload.SetExternalLimit(v) }
+
+func (r *Runner) run(startNs int64) {
+	defer close(r.done)
+	defer r.cancel()
+	o := r.opts
+	if err := clock.SleepUntilPrecise(r.ctx, r.clk, startNs); err != nil {
+		r.result = &Result{Total: measurement.NewInterval(0, 0, 0), Stopped: "aborted before start"}
+		r.closeWorkers()
+		return
+	}
+	// The instant the run actually began, taken before any worker runs:
+	// distributed runs report it as the agent's start skew.
+	r.startedWall.Store(r.clk.Now().UnixNano())
+	close(r.started)
+	hasWarmup := o.WarmupOps > 0 || o.WarmupTime > 0
+	if !hasWarmup {
+		r.beginMeasuring()
+	}
+	var wg sync.WaitGroup
+	var warmWG sync.WaitGroup
+	if o.WarmupOps > 0 {
+		warmWG.Add(len(r.workers))
+	}
+	for _, w := range r.workers {
+		wg.Add(1)
+		go func(w *worker) {
+			defer wg.Done()
+			r.work(w, startNs, &warmWG)
+		}(w)
+	}
+	if hasWarmup {
+		go r.warmupController(startNs, &warmWG)
+	}
+	allDone := make(chan struct{})
+	go func() { wg.Wait(); close(allDone) }()
+	r.report(allDone)
+}
+
+// warmupController switches from warm-up to measuring when the warm-up
+// time has passed and every worker has done its share of warm-up ops.
+func (r *Runner) warmupController(startNs int64, warmWG *sync.WaitGroup) {
+	if r.opts.WarmupTime > 0 {
+		_ = r.clk.SleepUntil(r.ctx, startNs+int64(r.opts.WarmupTime))
+	}
+	if r.opts.WarmupOps > 0 {
+		warmWG.Wait()
+	}
+	r.beginMeasuring()
+}
+
+func (r *Runner) beginMeasuring() {
+	if r.measuring.Load() {
+		return
+	}
+	r.measureAtNs.Store(r.clk.Nanotime())
+	r.measureWall.Store(r.clk.Now().UnixNano())
+	r.measuring.Store(true)
+	close(r.warmupDone)
+}
+
+func (r *Runner) work(w *worker, startNs int64, warmWG *sync.WaitGroup) {
+	o := r.opts
+	ctx := r.ctx
+	measuring := r.measuring.Load()
+	w.rec.SetEnabled(measuring)
+	var tickNs float64
+	if o.Target > 0 {
+		tickNs = float64(len(r.workers)) * 1e9 / o.Target
+	}
+	// Stagger paced workers evenly over one tick so that they do not all
+	// fire at once.
+	base := float64(startNs) + tickNs*float64(w.id)/float64(len(r.workers))
+	var k int64 // operations issued, warm-up included (schedule index)
+	var done int64
+	warmLeft := w.warmup
+	// Every worker reports the end of its warm-up share exactly once, even
+	// a worker whose share is 0 (warmupops < threads): the controller
+	// waits for all of them.
+	warmReported := o.WarmupOps == 0
+	isLoad := o.Phase == Load
+	for {
+		if r.stop.Load() {
+			break
+		}
+		if !measuring {
+			if warmLeft <= 0 && !warmReported {
+				warmReported = true
+				warmWG.Done()
+				// Wait for the others so measuring starts together.
+				select {
+				case <-r.warmupDone:
+				case <-ctx.Done():
+				}
+			}
+			if r.measuring.Load() {
+				measuring = true
+				w.rec.SetEnabled(true)
+			}
+		}
+		if measuring && w.budget > 0 && done >= w.budget {
+			break
+		}
+		if measuring && o.MaxExecution > 0 && r.clk.Nanotime()-r.measureAtNs.Load() >= int64(o.MaxExecution) {
+			break
+		}
+		if tickNs > 0 {
+			due := int64(base + tickNs*float64(k))
+			if measuring && o.MaxExecution > 0 && due-r.measureAtNs.Load() >= int64(o.MaxExecution) {
+				// The next slot is past the time limit: do not sleep
+				// through the end of the run.
+				break
+			}
+			now := r.clk.Nanotime()
+			if now < due {
+				if err := r.clk.SleepUntil(r.sleepCtx, due); err != nil {
+					break
+				}
+			} else if lag := now - due; lag > w.lagNs.Load() {
+				w.lagNs.Store(lag)
+			}
+			w.wk.Intended = due
+		}
+		k++
+		if isLoad {
+			if !w.wk.DoInsert(ctx) {
+				if !r.stop.Load() {
+					o.Logf("Worker %d stopped: an insert failed (set %s=true to keep going, or %s to retry)", w.id, workload.PropInsertKeepGoing, workload.PropInsertRetryLimit)
+				}
+				break
+			}
+		} else {
+			w.wk.DoTransaction(ctx)
+		}
+		if measuring {
+			done++
+		} else {
+			warmLeft--
+			w.warmOps.Add(1)
+		}
+	}
+	if isLoad {
+		w.wk.FlushBatch(ctx)
+	}
+	if !warmReported {
+		warmWG.Done()
+	}
+	// YCSB measures each thread's DB cleanup as CLEANUP.
+	t0 := r.clk.Nanotime()
+	if w.db != o.DB {
+		if c, ok := w.db.(adapters.Closer); ok {
+			_ = c.Close()
+		}
+	}
+	w.rec.Flush()
+	w.rec.SetEnabled(true)
+	d := r.clk.Nanotime() - t0
+	w.rec.MeasureLatency(measurement.Cleanup, d, d)
+}
+
+// report cuts intervals at start + k*StatusInterval until the workers are
+// done, then cuts a final one.
+func (r *Runner) report(allDone <-chan struct{}) {
+	o := r.opts
+	cum := measurement.NewInterval(0, 0, 0)
+	var seq int64
+	// Until measuring begins, report warm-up progress on the same cadence.
+	startWait := r.clk.Nanotime()
+	warmTick := startWait + int64(o.StatusInterval)
+	for !r.measuring.Load() {
+		select {
+		case <-allDone:
+			r.beginMeasuring()
+		case <-r.warmupDone:
+		case <-r.clk.After(time.Duration(warmTick - r.clk.Nanotime())):
+			warmTick += int64(o.StatusInterval)
+			iv := measurement.NewInterval(0, 0, 0)
+			for _, w := range r.workers {
+				w.rec.Drain(iv) // discard anything recorded
+			}
+			p := r.progress(false)
+			p.Warmup = true
+			for _, ob := range o.Observers {
+				ob.OnInterval(iv, cum.Clone(), p)
+			}
+		}
+	}
+	mStart := r.measureAtNs.Load()
+	wallStart := r.measureWall.Load()
+	cum.StartNs = wallStart
+	next := mStart + int64(o.StatusInterval)
+	final := false
+	for !final {
+		select {
+		case <-allDone:
+			final = true
+		case <-r.clk.After(time.Duration(next - r.clk.Nanotime())):
+			// If the workers finished at the same moment, this is the
+			// final interval; do not cut an empty one after it.
+			select {
+			case <-allDone:
+				final = true
+			default:
+			}
+		}
+		now := r.clk.Nanotime()
+		seq++
+		ivStart := wallStart + (next - int64(o.StatusInterval) - mStart)
+		ivEnd := wallStart + (now - mStart)
+		if !final {
+			ivEnd = wallStart + (next - mStart)
+		}
+		iv := measurement.NewInterval(seq, ivStart, ivEnd)
+		for _, w := range r.workers {
+			w.rec.Drain(iv)
+		}
+		cum.Add(iv)
+		cum.Seq = 0
+		p := r.progress(final)
+		for _, ob := range o.Observers {
+			ob.OnInterval(iv, cum.Clone(), p)
+		}
+		if !final {
+			next += int64(o.StatusInterval)
+		}
+	}
+	end := r.clk.Nanotime()
+	res := &Result{
+		StartNs:   wallStart,
+		EndNs:     wallStart + (end - mStart),
+		RunTime:   time.Duration(end - mStart),
+		Total:     cum,
+		Intervals: seq,
+	}
+	for _, w := range r.workers {
+		res.WarmupOps += w.warmOps.Load()
+	}
+	if p := r.reason.Load(); p != nil {
+		res.Stopped = *p
+	}
+	r.result = res
+}
+
+func (r *Runner) progress(final bool) Progress {
+	var warm, lag int64
+	for _, w := range r.workers {
+		warm += w.warmOps.Load()
+		if l := w.lagNs.Load(); l > lag {
+			lag = l
+		}
+	}
+	var elapsed time.Duration
+	if r.measuring.Load() {
+		elapsed = time.Duration(r.clk.Nanotime() - r.measureAtNs.Load())
+	}
+	return Progress{
+		Phase:        r.opts.Phase,
+		WarmupOps:    warm,
+		Elapsed:      elapsed,
+		Budget:       r.opts.OpCount,
+		MaxExecution: r.opts.MaxExecution,
+		Final:        final,
+		Lag:          time.Duration(lag),
+	}
+}

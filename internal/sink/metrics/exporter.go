@@ -1,0 +1,287 @@
+// Package metrics exposes a run on a Prometheus /metrics endpoint: operation
+// counters, latency histograms (classic buckets and native histograms, fed
+// from the engine's HDR histograms), run and agent state, and the harness's
+// own CPU.
+//
+// Every ycsbctl_ series carries a run_id label (k6's testid pattern), so
+// that one dashboard variable selects a run and runs never mix in a sum;
+// an exporter only ever exposes its current run. Operation series carry an
+// agent label; all agents share one bucket layout, so sum without(agent)
+// over counters and histograms gives the cluster view exactly.
+package metrics
+
+import (
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+)
+
+// RunInfo identifies the run being exposed.
+type RunInfo struct {
+	RunID    string
+	Phase    string // load or run
+	Workload string
+	DB       string
+	// Mode tells which latency the plain series hold: with
+	// measurement.ModeIntended they are intended latencies.
+	Mode measurement.Mode
+	// Start is when the run began measuring; it becomes the created
+	// timestamp of counters and histograms.
+	Start time.Time
+}
+
+// Agent states exposed by ycsbctl_agent_state (a state set: 1 for the
+// current state, 0 for the others). The coordinator's states plus the
+// engine's warm-up.
+var AgentStates = []string{"connecting", "preparing", "ready", "warmup", "running", "finished", "lost", "failed"}
+
+// AgentStatus is the non-histogram state of one agent (or of the single
+// host).
+type AgentStatus struct {
+	State       string
+	ClockOffset time.Duration
+	// Lag is how far the slowest paced worker is behind its schedule.
+	Lag time.Duration
+	// IntervalDelay is how long after its end the agent's latest interval
+	// arrived (0 on a single host).
+	IntervalDelay time.Duration
+	// CPUSeconds is the CPU the agent's process has used since the run
+	// started (user + system).
+	CPUSeconds float64
+}
+
+type agentData struct {
+	status  AgentStatus
+	hasStat bool
+	hist    map[histKey]*accumulator
+	returns [measurement.NumOps][adapters.NumStatuses]int64
+	ops     int64
+}
+
+type histKey struct {
+	op      measurement.Op
+	kind    string
+	outcome string
+}
+
+// Exporter holds what /metrics shows. It is safe for concurrent use:
+// observers write from the reporter goroutine, scrapes read from HTTP.
+type Exporter struct {
+	reg *prometheus.Registry
+
+	mu     sync.Mutex
+	run    RunInfo
+	agents map[string]*agentData
+}
+
+var (
+	runLabels    = []string{"run_id"}
+	agentLabels  = []string{"run_id", "agent"}
+	descRunInfo  = prometheus.NewDesc("ycsbctl_run_info", "The run being measured (always 1); phase is load or run.", []string{"run_id", "phase", "workload", "db"}, nil)
+	descOps      = prometheus.NewDesc("ycsbctl_operations_total", "Database operations completed, by operation and YCSB return status.", []string{"run_id", "agent", "op", "status"}, nil)
+	descTx       = prometheus.NewDesc("ycsbctl_transactions_total", "Workload transactions completed (YCSB's operation count; a read-modify-write is one transaction).", agentLabels, nil)
+	descDuration = prometheus.NewDesc("ycsbctl_operation_duration_seconds", "Operation latency: kind=service from the actual start of the call, kind=intended from its scheduled start (corrects coordinated omission under -target); outcome=failed for non-OK returns.", []string{"run_id", "agent", "op", "kind", "outcome"}, nil)
+	descState    = prometheus.NewDesc("ycsbctl_agent_state", "Agent state as a state set: 1 for the current state, 0 for the others.", []string{"run_id", "agent", "state"}, nil)
+	descOffset   = prometheus.NewDesc("ycsbctl_agent_clock_offset_seconds", "Estimated offset of the agent's clock from the coordinator's.", agentLabels, nil)
+	descLag      = prometheus.NewDesc("ycsbctl_schedule_lag_seconds", "How far the slowest paced worker is behind its schedule (-target runs).", agentLabels, nil)
+	descDelay    = prometheus.NewDesc("ycsbctl_interval_delay_seconds", "How long after its end the agent's latest interval was merged.", agentLabels, nil)
+	descCPU      = prometheus.NewDesc("ycsbctl_agent_cpu_seconds_total", "CPU time (user+system) the load-generating process used during the run.", agentLabels, nil)
+	descAgents   = prometheus.NewDesc("ycsbctl_agents", "Number of agents taking part in the run (1 on a single host).", runLabels, nil)
+)
+
+// New returns an exporter whose registry also holds the Go runtime and
+// process collectors (go_*, process_cpu_seconds_total, ...).
+func New() *Exporter {
+	e := &Exporter{reg: prometheus.NewRegistry(), agents: map[string]*agentData{}}
+	e.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), (*collector)(e))
+	return e
+}
+
+// Registry returns the registry, for mounting with other handlers or for
+// tests.
+func (e *Exporter) Registry() *prometheus.Registry { return e.reg }
+
+// Handler serves the registry in the Prometheus text format, or protobuf
+// when the scraper asks for it (which it does with native histograms
+// enabled).
+func (e *Exporter) Handler() http.Handler {
+	return promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// SetRun starts exposing a run. A different run id drops everything the
+// previous run left, so a long-lived agent exposes one run at a time.
+func (e *Exporter) SetRun(info RunInfo) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if info.RunID != e.run.RunID {
+		e.agents = map[string]*agentData{}
+	}
+	e.run = info
+}
+
+// Run returns the current run.
+func (e *Exporter) Run() RunInfo {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.run
+}
+
+func (e *Exporter) agent(name string) *agentData {
+	a := e.agents[name]
+	if a == nil {
+		a = &agentData{hist: map[histKey]*accumulator{}}
+		e.agents[name] = a
+	}
+	return a
+}
+
+// ObserveInterval adds one interval measured by agent (a single host names
+// itself) to the cumulative counters and histograms.
+func (e *Exporter) ObserveInterval(agent string, iv *measurement.Interval) {
+	if iv == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a := e.agent(agent)
+	for s, h := range iv.Hist {
+		if h == nil || h.TotalCount() == 0 {
+			continue
+		}
+		k := e.keyOf(measurement.Series(s))
+		acc := a.hist[k]
+		if acc == nil {
+			acc = &accumulator{}
+			a.hist[k] = acc
+		}
+		acc.addHDR(h)
+	}
+	for op := range iv.Returns {
+		for st, n := range iv.Returns[op] {
+			a.returns[op][st] += n
+		}
+	}
+	a.ops += iv.Ops
+}
+
+func (e *Exporter) keyOf(s measurement.Series) histKey {
+	k := histKey{op: s.Op(), kind: "service", outcome: "ok"}
+	if s.Kind() == measurement.Intended || e.run.Mode == measurement.ModeIntended {
+		k.kind = "intended"
+	}
+	if s.Failed() {
+		k.outcome = "failed"
+	}
+	return k
+}
+
+// SetAgentStatus records an agent's state, clock offset, lag and CPU.
+func (e *Exporter) SetAgentStatus(agent string, st AgentStatus) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a := e.agent(agent)
+	a.status = st
+	a.hasStat = true
+}
+
+// collector is the Exporter seen as a prometheus.Collector. It is
+// "unchecked" (Describe sends nothing) because its label values change
+// from run to run; the registry still checks every collected metric.
+type collector Exporter
+
+func (c *collector) Describe(chan<- *prometheus.Desc) {}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	e := (*Exporter)(c)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	run := e.run
+	if run.RunID == "" {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(descRunInfo, prometheus.GaugeValue, 1, run.RunID, run.Phase, run.Workload, run.DB)
+	// Agents are the names with a status; a coordinator's merged series
+	// ("all") is not one.
+	agents := 0
+	for _, a := range e.agents {
+		if a.hasStat {
+			agents++
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(descAgents, prometheus.GaugeValue, float64(agents), run.RunID)
+	var ct *timestamppb.Timestamp
+	if !run.Start.IsZero() {
+		ct = timestamppb.New(run.Start)
+	}
+	names := make([]string, 0, len(e.agents))
+	for n := range e.agents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		a := e.agents[name]
+		for op := range a.returns {
+			for st, n := range a.returns[op] {
+				if n == 0 {
+					continue
+				}
+				ch <- counter(descOps, float64(n), run.Start, run.RunID, name, measurement.Op(op).String(), adapters.Status(st).String())
+			}
+		}
+		ch <- counter(descTx, float64(a.ops), run.Start, run.RunID, name)
+		for k, acc := range a.hist {
+			m := &histMetric{desc: descDuration, labels: prometheus.MakeLabelPairs(descDuration, []string{run.RunID, name, k.op.String(), k.kind, k.outcome})}
+			acc.write(&m.h)
+			m.h.CreatedTimestamp = ct
+			ch <- m
+		}
+		if !a.hasStat {
+			continue
+		}
+		for _, s := range AgentStates {
+			v := 0.0
+			if s == a.status.State {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, v, run.RunID, name, s)
+		}
+		ch <- prometheus.MustNewConstMetric(descOffset, prometheus.GaugeValue, a.status.ClockOffset.Seconds(), run.RunID, name)
+		ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, a.status.Lag.Seconds(), run.RunID, name)
+		ch <- prometheus.MustNewConstMetric(descDelay, prometheus.GaugeValue, a.status.IntervalDelay.Seconds(), run.RunID, name)
+		ch <- counter(descCPU, a.status.CPUSeconds, run.Start, run.RunID, name)
+	}
+}
+
+func counter(d *prometheus.Desc, v float64, created time.Time, labels ...string) prometheus.Metric {
+	if created.IsZero() {
+		return prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	return prometheus.MustNewConstMetricWithCreatedTimestamp(d, prometheus.CounterValue, v, created, labels...)
+}
+
+// histMetric is a histogram with classic buckets and native parts at once.
+// client_golang's const constructors build one or the other; writing the
+// dto directly lets one series carry both, as its live Histogram does.
+type histMetric struct {
+	desc   *prometheus.Desc
+	labels []*dto.LabelPair
+	h      dto.Histogram
+}
+
+func (m *histMetric) Desc() *prometheus.Desc { return m.desc }
+
+func (m *histMetric) Write(out *dto.Metric) error {
+	out.Label = m.labels
+	out.Histogram = &m.h
+	return nil
+}

@@ -1,0 +1,137 @@
+package ycsbtext
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ycsbctl/ycsbctl/internal/engine"
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+)
+
+// StatusLine renders YCSB's periodic status line for one interval:
+//
+//	<label><yyyy-MM-dd HH:mm:ss:SSS> <sec> sec: <n> operations; <x> current ops/sec; est completion in <t> [READ: Count=..., ...]
+//
+// The bracketed statistics are the interval's own (not cumulative), in µs.
+func StatusLine(label string, now time.Time, p engine.Progress, iv, cum *measurement.Interval) string {
+	var b strings.Builder
+	b.WriteString(label)
+	// YCSB's SimpleDateFormat "yyyy-MM-dd HH:mm:ss:SSS"; Go layouts cannot
+	// put fractional seconds after a colon, so milliseconds are added.
+	b.WriteString(now.Format("2006-01-02 15:04:05"))
+	b.WriteByte(':')
+	ms := now.Nanosecond() / 1e6
+	b.WriteByte(byte('0' + ms/100))
+	b.WriteByte(byte('0' + ms/10%10))
+	b.WriteByte(byte('0' + ms%10))
+	b.WriteByte(' ')
+	sec := int64(p.Elapsed / time.Second)
+	b.WriteString(strconv.FormatInt(sec, 10))
+	b.WriteString(" sec: ")
+	if p.Warmup {
+		b.WriteString("warm-up: ")
+		b.WriteString(strconv.FormatInt(p.WarmupOps, 10))
+		b.WriteString(" operations (not measured); ")
+		return b.String()
+	}
+	total := cum.Ops
+	b.WriteString(strconv.FormatInt(total, 10))
+	b.WriteString(" operations; ")
+	if total != 0 {
+		d := time.Duration(iv.EndNs - iv.StartNs)
+		cur := 0.0
+		if d > 0 {
+			cur = float64(iv.Ops) / d.Seconds()
+		}
+		b.WriteString(decimalFormat2(cur))
+		b.WriteString(" current ops/sec; ")
+	}
+	if eta, ok := estimate(p, total); ok && !p.Final {
+		b.WriteString("est completion in ")
+		b.WriteString(Remaining(eta))
+	}
+	for _, sr := range seriesOrder() {
+		h := iv.Hist[sr]
+		if h == nil || h.TotalCount() == 0 {
+			continue
+		}
+		b.WriteString("[")
+		b.WriteString(sr.Name())
+		b.WriteString(": Count=")
+		b.WriteString(strconv.FormatInt(h.TotalCount(), 10))
+		b.WriteString(", Max=")
+		b.WriteString(strconv.FormatInt(nsToUs(h.Max()), 10))
+		b.WriteString(", Min=")
+		b.WriteString(strconv.FormatInt(nsToUs(h.Min()), 10))
+		b.WriteString(", Avg=")
+		b.WriteString(decimalFormat2(h.Mean() / 1000))
+		for _, q := range []struct {
+			name string
+			p    float64
+		}{{"50", 50}, {"90", 90}, {"99", 99}, {"99.9", 99.9}, {"99.99", 99.99}} {
+			b.WriteString(", ")
+			b.WriteString(q.name)
+			b.WriteByte('=')
+			b.WriteString(strconv.FormatInt(nsToUs(h.ValueAtPercentile(q.p)), 10))
+		}
+		b.WriteString("] ")
+	}
+	return b.String()
+}
+
+// estimate returns the seconds left, from the operation budget at the
+// cumulative average rate, or from the time limit, whichever is sooner.
+func estimate(p engine.Progress, total int64) (int64, bool) {
+	var best int64 = -1
+	secs := p.Elapsed.Seconds()
+	if p.Budget > 0 && total > 0 && secs > 0 {
+		left := p.Budget - total
+		if left > 0 {
+			rate := float64(total) / secs
+			best = int64(float64(left)/rate + 0.999999)
+		}
+	}
+	if p.MaxExecution > 0 {
+		left := int64((p.MaxExecution - p.Elapsed + time.Second - 1) / time.Second)
+		if left > 0 && (best < 0 || left < best) {
+			best = left
+		}
+	}
+	return best, best > 0
+}
+
+// Remaining formats seconds as YCSB's RemainingFormatter: days and hours,
+// minutes only under a day, seconds only under a minute.
+func Remaining(seconds int64) string {
+	var b strings.Builder
+	unit := func(n int64, one, many string) {
+		b.WriteString(strconv.FormatInt(n, 10))
+		if n == 1 {
+			b.WriteString(one)
+		} else {
+			b.WriteString(many)
+		}
+	}
+	days := seconds / 86400
+	if days > 0 {
+		unit(days, " day ", " days ")
+		seconds -= days * 86400
+	}
+	hours := seconds / 3600
+	if hours > 0 {
+		unit(hours, " hour ", " hours ")
+		seconds -= hours * 3600
+	}
+	if days < 1 {
+		mins := seconds / 60
+		if mins > 0 {
+			unit(mins, " minute ", " minutes ")
+			seconds -= mins * 60
+		}
+	}
+	if b.Len() == 0 {
+		unit(seconds, " second ", " seconds ")
+	}
+	return b.String()
+}
