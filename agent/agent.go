@@ -28,9 +28,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ycsbctl/ycsbctl/internal/clock"
-	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/version"
+	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
 
 // DefaultLease is how long an agent keeps running without hearing from its

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/version"
+	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 
 	_ "github.com/ycsbctl/ycsbctl/adapters/basic"
 )

@@ -21,9 +21,9 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
-	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/version"
+	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
 
 type runResult struct {

@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ycsbctl/ycsbctl/internal/spec"
-	"github.com/ycsbctl/ycsbctl/internal/workload"
 	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/spec"
+	"github.com/ycsbctl/ycsbctl/internal/workload"
 )
 
 // Plan is how one run is divided among agents. It is a pure function of

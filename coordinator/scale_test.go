@@ -16,9 +16,9 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
-	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/version"
+	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
 
 // simAgent speaks the agent protocol but, instead of running a workload,

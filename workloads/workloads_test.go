@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ycsbctl/ycsbctl/internal/workload"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/workload"
 	"github.com/ycsbctl/ycsbctl/workloads"
 )
 

@@ -6,10 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/coordinator"
 	"github.com/ycsbctl/ycsbctl/internal/sink/metrics"
 	"github.com/ycsbctl/ycsbctl/internal/sink/tui"
+	"github.com/ycsbctl/ycsbctl/internal/spec"
 )
 
 // CoordinatorViews is the live view and the /metrics endpoint of a

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/engine"
-	"github.com/ycsbctl/ycsbctl/internal/sink/metrics"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/sink/metrics"
 )
 
 func init() {

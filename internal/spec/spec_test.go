@@ -10,11 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	_ "github.com/ycsbctl/ycsbctl/adapters/basic"
-	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/spec"
 )
 
 func props(kv ...string) *properties.Properties {
