@@ -97,6 +97,7 @@ once (agent, coordinator), with exactly merged HDR latency histograms.`,
 		newSchemaCmd(gs, "init"),
 		newSchemaCmd(gs, "drop"),
 		newDBsCmd(gs),
+		newSuiteCmd(gs), newSuitesCmd(gs),
 	)
 	for _, extra := range extraCommands {
 		root.AddCommand(extra(gs))

@@ -48,16 +48,24 @@ type Comparison struct {
 // NewComparison builds a comparison; runs keep their order, which decides
 // baselines (the first run of each scenario).
 func NewComparison(runs []*Run) *Comparison {
+	return newComparison(runs, func(_ int, r *Run) string { return scenarioKey(r) }, nil)
+}
+
+// newComparison groups runs by scenario(i, run); label(i, run), when not
+// nil, names the run within its scenario instead of the database.
+func newComparison(runs []*Run, scenario, label func(i int, r *Run) string) *Comparison {
 	c := &Comparison{}
 	baseline := map[string]*Row{}
 	dbCount := map[string]int{}
-	for _, r := range runs {
-		dbCount[scenarioKey(r)+"\x00"+r.DB()]++
+	for i, r := range runs {
+		dbCount[scenario(i, r)+"\x00"+r.DB()]++
 	}
-	for _, r := range runs {
-		sc := scenarioKey(r)
+	for i, r := range runs {
+		sc := scenario(i, r)
 		row := &Row{Run: r, Scenario: sc, Label: r.DB(), Throughput: r.Throughput, Series: r.MainSeries()}
-		if dbCount[sc+"\x00"+r.DB()] > 1 {
+		if label != nil {
+			row.Label = label(i, r)
+		} else if dbCount[sc+"\x00"+r.DB()] > 1 {
 			row.Label = r.DB() + " · " + r.Name()
 		}
 		if s, ok := seriesStat(r.B.Run.Summary.Series, row.Series); ok {
@@ -144,12 +152,16 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 	return err
 }
 
-const compareBody = `
+const compareHeader = `
 <header>
   <h1>ycsbctl comparison</h1>
   <div class="sub"><span>{{len .Rows}} runs</span><span>{{len .Scenarios}} scenarios</span><span>baseline: the first run of each scenario</span></div>
 </header>
-<main>
+`
+
+// compareSections are the comparison's sections, shared by the compare
+// page and the suite page.
+const compareSections = `
 <h2>Results</h2>
 <table>
 <tr><th class="l">Scenario</th><th class="l">Run</th><th class="l">Database</th><th>Ops/s (95% CI)</th><th>vs baseline</th><th class="l">Series</th><th>P50</th><th>P95</th><th>P99</th><th>P99.9</th><th>P99 vs baseline</th><th class="l">Status</th></tr>
@@ -165,10 +177,20 @@ const compareBody = `
 
 <h2>Throughput over time</h2>
 <div class="charts">{{range .TimeCharts}}<div class="chartbox">{{.}}</div>{{end}}</div>
-</main>
 `
 
-var compareTmpl = template.Must(template.New("compare").Parse(compareBody))
+var (
+	compareTmpl         = template.Must(template.New("compare").Parse(compareHeader + "<main>" + compareSections + "</main>\n"))
+	compareSectionsTmpl = template.Must(template.New("sections").Parse(compareSections))
+)
+
+type compareData struct {
+	Rows       []compareRow
+	Scenarios  []string
+	TputChart  template.HTML
+	LatCharts  []template.HTML
+	TimeCharts []template.HTML
+}
 
 type compareRow struct {
 	Scenario, Name, DB, Tput, TputVs, TputClass, Series, P50, P95, P99, P999, LatVs, LatClass, Status string
@@ -192,6 +214,14 @@ func (c *Comparison) WriteHTML(w io.Writer, now time.Time) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
+	var body bytes.Buffer
+	if err := compareTmpl.Execute(&body, c.data()); err != nil {
+		return err
+	}
+	return writePage(w, pageData{Title: "ycsbctl comparison", Version: version.Version, Generated: now.UTC().Format("2006-01-02 15:04 MST"), Body: template.HTML(body.String())})
+}
+
+func (c *Comparison) data() compareData {
 	var rows []compareRow
 	for _, r := range c.Rows {
 		cr := compareRow{Scenario: r.Scenario, Name: r.Run.Name(), DB: r.Run.DB(), Series: r.Series, Status: r.Run.B.Run.Status,
@@ -209,24 +239,14 @@ func (c *Comparison) WriteHTML(w io.Writer, now time.Time) error {
 		}
 		rows = append(rows, cr)
 	}
-	data := struct {
-		Rows       []compareRow
-		Scenarios  []string
-		TputChart  template.HTML
-		LatCharts  []template.HTML
-		TimeCharts []template.HTML
-	}{Rows: rows, Scenarios: c.Scenarios, TputChart: template.HTML(c.throughputBars().SVG())}
+	data := compareData{Rows: rows, Scenarios: c.Scenarios, TputChart: template.HTML(c.throughputBars().SVG())}
 	for _, ch := range c.latencyBars() {
 		data.LatCharts = append(data.LatCharts, template.HTML(ch.SVG()))
 	}
 	for _, ch := range c.timeCharts() {
 		data.TimeCharts = append(data.TimeCharts, template.HTML(ch.SVG()))
 	}
-	var body bytes.Buffer
-	if err := compareTmpl.Execute(&body, data); err != nil {
-		return err
-	}
-	return writePage(w, pageData{Title: "ycsbctl comparison", Version: version.Version, Generated: now.UTC().Format("2006-01-02 15:04 MST"), Body: template.HTML(body.String())})
+	return data
 }
 
 // labels returns the distinct row labels in first-seen order.

@@ -1,0 +1,170 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ycsbctl/ycsbctl/internal/version"
+)
+
+// SuiteRun is one measured step of a suite: which database, which step of
+// the file, which sweep values.
+type SuiteRun struct {
+	Database string
+	// Step is "NN-name", shared by the values of a sweep.
+	Step  string
+	Sweep []SweepPoint
+	Run   *Run
+}
+
+// SweepPoint is one swept key's value.
+type SweepPoint struct {
+	Key   string
+	Value string
+}
+
+// Scenario is the step with its sweep values: what the comparison groups
+// databases by.
+func (s SuiteRun) Scenario() string {
+	if len(s.Sweep) == 0 {
+		return s.Step
+	}
+	var parts []string
+	for _, p := range s.Sweep {
+		parts = append(parts, p.Key+"="+p.Value)
+	}
+	return s.Step + " " + strings.Join(parts, ",")
+}
+
+// SuitePage is the comparison page of a suite: the compare page's
+// sections with the runs grouped per step across databases (the first
+// database is each step's baseline), preceded by sweep charts,
+// throughput and p99 against the swept value.
+type SuitePage struct {
+	Name      string
+	Databases []string
+	Runs      []SuiteRun
+	// Notes are shown under the header (thread-scan knees, failed steps).
+	Notes []string
+}
+
+const suiteHeader = `
+<header>
+  <h1>ycsbctl suite {{.Name}}</h1>
+  <div class="sub"><span>{{len .Databases}} databases: {{join .Databases ", "}}</span><span>{{.Steps}} steps</span><span>{{len .Runs}} measured runs</span><span>baseline: the first database of each step</span></div>
+</header>
+<main>
+{{range .Notes}}<p class="muted">{{.}}</p>
+{{end}}{{if .SweepCharts}}<h2>Sweeps</h2>
+<div class="charts">{{range .SweepCharts}}<div class="chartbox">{{.}}</div>{{end}}</div>
+{{end}}`
+
+var suiteTmpl = template.Must(template.New("suite").Funcs(template.FuncMap{"join": strings.Join}).Parse(suiteHeader))
+
+// WriteHTML writes the page.
+func (p *SuitePage) WriteHTML(w io.Writer, now time.Time) error {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	runs := make([]*Run, len(p.Runs))
+	for i, r := range p.Runs {
+		runs[i] = r.Run
+	}
+	c := newComparison(runs,
+		func(i int, _ *Run) string { return p.Runs[i].Scenario() },
+		func(i int, _ *Run) string { return p.Runs[i].Database })
+	steps := map[string]bool{}
+	for _, r := range p.Runs {
+		steps[r.Step] = true
+	}
+	data := struct {
+		Name        string
+		Databases   []string
+		Steps       int
+		Runs        []SuiteRun
+		Notes       []string
+		SweepCharts []template.HTML
+	}{Name: p.Name, Databases: p.Databases, Steps: len(steps), Runs: p.Runs, Notes: p.Notes}
+	for _, ch := range p.sweepCharts() {
+		data.SweepCharts = append(data.SweepCharts, template.HTML(ch.SVG()))
+	}
+	var body bytes.Buffer
+	if err := suiteTmpl.Execute(&body, data); err != nil {
+		return err
+	}
+	if err := compareSectionsTmpl.Execute(&body, c.data()); err != nil {
+		return err
+	}
+	body.WriteString("</main>\n")
+	return writePage(w, pageData{Title: "ycsbctl suite " + p.Name, Version: version.Version, Generated: now.UTC().Format("2006-01-02 15:04 MST"), Body: template.HTML(body.String())})
+}
+
+// sweepCharts draws, for every step swept over a numeric key, throughput
+// and p99 of the main operation against the swept value: one line per
+// database (and per value of any other swept key).
+func (p *SuitePage) sweepCharts() []*LineChart {
+	type key struct{ step, sweepKey string }
+	var order []key
+	groups := map[key][]SuiteRun{}
+	for _, r := range p.Runs {
+		if len(r.Sweep) == 0 {
+			continue
+		}
+		// The last swept key varies fastest; chart against it.
+		k := key{r.Step, r.Sweep[len(r.Sweep)-1].Key}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	var out []*LineChart
+	for _, k := range order {
+		rs := groups[k]
+		// Lines: database plus the other sweep values.
+		var lines []string
+		points := map[string][][3]float64{} // x, throughput, p99
+		for _, r := range rs {
+			x, err := strconv.ParseFloat(r.Sweep[len(r.Sweep)-1].Value, 64)
+			if err != nil {
+				continue
+			}
+			name := r.Database
+			for _, o := range r.Sweep[:len(r.Sweep)-1] {
+				name += " " + o.Key + "=" + o.Value
+			}
+			if _, ok := points[name]; !ok {
+				lines = append(lines, name)
+			}
+			p99 := 0.0
+			if s, ok := seriesStat(r.Run.B.Run.Summary.Series, r.Run.MainSeries()); ok {
+				p99 = float64(s.P99Us)
+			}
+			points[name] = append(points[name], [3]float64{x, r.Run.B.Run.Summary.Throughput, p99})
+		}
+		id := strings.NewReplacer(" ", "-", ".", "-").Replace(k.step + "-" + k.sweepKey)
+		tput := &LineChart{ID: "sweep-tput-" + id, Title: fmt.Sprintf("%s: throughput vs %s", k.step, k.sweepKey), XLabel: k.sweepKey, YLabel: "ops/s",
+			Width: 590, Height: 320, XFormat: fmtNumber}
+		lat := &LineChart{ID: "sweep-p99-" + id, Title: fmt.Sprintf("%s: p99 latency vs %s", k.step, k.sweepKey), XLabel: k.sweepKey, YLabel: "p99",
+			Width: 590, Height: 320, XFormat: fmtNumber, YFormat: fmtMicros}
+		for i, name := range lines {
+			pts := points[name]
+			sort.Slice(pts, func(a, b int) bool { return pts[a][0] < pts[b][0] })
+			st := Series{Name: name, Color: color(i)}
+			sl := Series{Name: name, Color: color(i)}
+			for _, pt := range pts {
+				st.X, st.Y = append(st.X, pt[0]), append(st.Y, pt[1])
+				sl.X, sl.Y = append(sl.X, pt[0]), append(sl.Y, pt[2])
+			}
+			tput.Series = append(tput.Series, st)
+			lat.Series = append(lat.Series, sl)
+		}
+		out = append(out, tput, lat)
+	}
+	return out
+}

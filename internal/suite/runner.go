@@ -1,0 +1,415 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/clock"
+	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+)
+
+// Executor runs one ycsbctl command line (load, run, drop, init, or their
+// coordinator forms) and returns its exit code. The CLI runs it
+// in-process, so a suite step is a run like any other.
+type Executor interface {
+	Execute(ctx context.Context, args []string) int
+}
+
+// ExecutorFunc adapts a function to Executor.
+type ExecutorFunc func(ctx context.Context, args []string) int
+
+// Execute implements Executor.
+func (f ExecutorFunc) Execute(ctx context.Context, args []string) int { return f(ctx, args) }
+
+// Progress is where the suite stands; the runner reports it before and
+// after every item, for plain progress lines or a live view's header.
+type Progress struct {
+	Suite string
+	// Index counts from 1; Total is the number of planned items.
+	Index, Total int
+	Database     string
+	Step         string
+	Kind         Kind
+	// Event is "start", "done" or "skip".
+	Event  string
+	Status string
+	// Elapsed since the suite started; ETA of the whole suite, 0 when
+	// unknown (no item of unknown length has finished yet).
+	Elapsed time.Duration
+	ETA     time.Duration
+}
+
+// Line is the plain progress line.
+func (p Progress) Line() string {
+	eta := "suite ETA " + FormatDuration(p.ETA)
+	switch {
+	case p.Event != "start" && p.Index == p.Total:
+		eta = "suite done in " + FormatDuration(p.Elapsed)
+	case p.ETA <= 0:
+		eta = "suite ETA unknown"
+	}
+	switch p.Event {
+	case "skip":
+		return fmt.Sprintf("suite %s: step %d/%d %s %s: already complete, skipped (%s)", p.Suite, p.Index, p.Total, p.Database, p.Step, eta)
+	case "done":
+		return fmt.Sprintf("suite %s: step %d/%d %s %s: %s (%s)", p.Suite, p.Index, p.Total, p.Database, p.Step, p.Status, eta)
+	}
+	return fmt.Sprintf("suite %s: step %d/%d %s %s (%s)", p.Suite, p.Index, p.Total, p.Database, p.Step, eta)
+}
+
+// Runner runs a plan.
+type Runner struct {
+	Plan *Plan
+	// Dir is the results directory.
+	Dir   string
+	Exec  Executor
+	Clock clock.Clock
+	// Resume skips items whose bundle is complete.
+	Resume bool
+	// KeepGoing records a failed step and runs the rest.
+	KeepGoing bool
+	// Progress, when set, is told where the suite stands.
+	Progress func(Progress)
+	// Log receives the runner's own notices.
+	Log io.Writer
+
+	mu       sync.Mutex
+	stopped  bool
+	stopCh   chan struct{}
+	stopOnce sync.Once
+	state    *State
+	durKind  map[Kind][]time.Duration
+	started  time.Time
+}
+
+// Stop ends the suite after the current step (the step itself is stopped
+// by the same Ctrl-C, which reaches it directly). Safe to call more than
+// once and from any goroutine.
+func (r *Runner) Stop() {
+	r.init()
+	r.mu.Lock()
+	r.stopped = true
+	r.mu.Unlock()
+	r.stopOnce.Do(func() { close(r.stopCh) })
+}
+
+func (r *Runner) isStopped() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopped
+}
+
+func (r *Runner) init() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopCh == nil {
+		r.stopCh = make(chan struct{})
+	}
+}
+
+// Run runs every item and returns the suite's state and exit code: OK when
+// every step passed, Aborted when interrupted, else the first failed
+// step's code.
+func (r *Runner) Run(ctx context.Context) (*State, exitcode.Code) {
+	r.init()
+	if r.Log == nil {
+		r.Log = io.Discard
+	}
+	r.durKind = map[Kind][]time.Duration{}
+	r.started = r.Clock.Now()
+	p := r.Plan
+	st := &State{Name: p.File.Name, Started: r.started, Agents: p.Agents}
+	for _, d := range p.File.Databases {
+		st.Databases = append(st.Databases, d.Name)
+	}
+	for _, k := range sortedKeys(p.Overrides) {
+		st.Overrides = append(st.Overrides, k+"="+p.Overrides[k])
+	}
+	if r.Resume {
+		if old, err := ReadState(r.Dir); err == nil && !old.Started.IsZero() {
+			st.Started = old.Started
+		}
+	}
+	r.state = st
+	for _, it := range p.Items {
+		ss := StepState{Seq: it.Seq, DB: it.DB.DB, Database: it.DB.Name, StepIndex: it.StepIndex, Step: it.Name, Kind: it.Kind,
+			Workload: it.Workload, Sweep: it.Sweep, Threads: it.Threads, RecordCount: it.RecordCount, Status: StatusPending}
+		if it.Kind != KindPause && it.ThreadScan == nil {
+			// A thread scan's tries get bundles of their own.
+			ss.Dir = it.Dir
+		}
+		if it.HasTarget {
+			t := it.Target
+			ss.Target = &t
+		}
+		st.Steps = append(st.Steps, ss)
+	}
+	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		fmt.Fprintf(r.Log, "suite %s: cannot create %s: %v\n", p.File.Name, r.Dir, err)
+		return st, exitcode.Failure
+	}
+	if len(p.File.Source) > 0 {
+		_ = os.WriteFile(filepath.Join(r.Dir, FileSource), p.File.Source, 0o644)
+	}
+	r.save()
+
+	code := exitcode.OK
+	for i, it := range p.Items {
+		if r.isStopped() {
+			break
+		}
+		c := r.runItem(ctx, i, it)
+		if c == exitcode.OK {
+			continue
+		}
+		if r.isStopped() || c == exitcode.Aborted {
+			code = exitcode.Aborted
+			break
+		}
+		if code == exitcode.OK {
+			code = c
+		}
+		if !r.KeepGoing {
+			break
+		}
+	}
+	if r.isStopped() {
+		code = exitcode.Aborted
+		st.Interrupted = true
+	}
+	r.save()
+	return st, code
+}
+
+func (r *Runner) save() {
+	r.state.Updated = r.Clock.Now()
+	if err := WriteState(r.Dir, r.state); err != nil {
+		fmt.Fprintf(r.Log, "suite %s: writing %s: %v\n", r.Plan.File.Name, FileState, err)
+	}
+}
+
+// skippable reports whether --resume may skip the item: a measured item
+// whose bundle is complete, a warm-up or pause whose next measured item
+// is complete.
+func (r *Runner) skippable(i int, it *Item) bool {
+	if !r.Resume {
+		return false
+	}
+	switch it.Kind {
+	case KindLoad, KindRun:
+		if it.ThreadScan != nil {
+			return false // each try is checked on its own
+		}
+		return BundleComplete(filepath.Join(r.Dir, it.Dir))
+	}
+	for _, next := range r.Plan.Items[i+1:] {
+		if next.Kind == KindLoad || next.Kind == KindRun {
+			return next.ThreadScan == nil && next.DB.Name == it.DB.Name && BundleComplete(filepath.Join(r.Dir, next.Dir))
+		}
+	}
+	return false
+}
+
+func (r *Runner) runItem(ctx context.Context, i int, it *Item) exitcode.Code {
+	ss := &r.state.Steps[i]
+	if r.skippable(i, it) {
+		ss.Status = StatusResumed
+		if b, err := bundle.Read(filepath.Join(r.Dir, it.Dir)); err == nil {
+			ss.Started, ss.Ended, ss.ExitCode = b.Run.StartedAt, b.Run.EndedAt, b.Run.ExitCode
+		}
+		r.report(i, it, "skip", ss.Status)
+		r.save()
+		return exitcode.OK
+	}
+	r.report(i, it, "start", "")
+	start := r.Clock.Now()
+	ss.Started = start
+	var code exitcode.Code
+	switch {
+	case it.Kind == KindPause:
+		code = r.pause(ctx, it.Pause)
+	case it.ThreadScan != nil:
+		code = r.threadScan(ctx, i, it)
+	default:
+		code = r.execute(ctx, it, ss)
+	}
+	// The thread scan appends its tries to Steps: take the pointer anew.
+	ss = &r.state.Steps[i]
+	ss.Ended = r.Clock.Now()
+	ss.ExitCode = int(code)
+	switch {
+	case code == exitcode.OK:
+		ss.Status = StatusPassed
+		r.durKind[it.Kind] = append(r.durKind[it.Kind], ss.Ended.Sub(start))
+	case code == exitcode.Aborted || r.isStopped():
+		ss.Status = StatusIncomplete
+		if code == exitcode.OK {
+			ss.ExitCode = int(exitcode.Aborted)
+		}
+	default:
+		ss.Status = StatusFailed
+	}
+	r.report(i, it, "done", ss.Status)
+	r.save()
+	return code
+}
+
+func (r *Runner) execute(ctx context.Context, it *Item, ss *StepState) exitcode.Code {
+	if it.Schema {
+		for _, args := range r.Plan.SchemaArgs(it) {
+			fmt.Fprintf(r.Log, "suite %s: %s: ycsbctl %s\n", r.Plan.File.Name, it.Label(), strings.Join(args[:2], " "))
+			if c := exitcode.Code(r.Exec.Execute(ctx, args)); c != exitcode.OK {
+				fmt.Fprintf(r.Log, "suite %s: %s: %s %s failed (exit %d)\n", r.Plan.File.Name, it.Label(), args[0], it.DB.DB, c)
+				return c
+			}
+			if r.isStopped() {
+				return exitcode.Aborted
+			}
+		}
+	}
+	threads := 0
+	if it.Step.ThreadsFromScan {
+		for _, sc := range r.state.Scans {
+			if sc.Database == it.DB.Name && sc.Knee > 0 {
+				threads = sc.Knee
+			}
+		}
+		if threads == 0 {
+			fmt.Fprintf(r.Log, "suite %s: %s: threads: scan, but no thread scan found a knee for %s\n", r.Plan.File.Name, it.Label(), it.DB.Name)
+			return exitcode.Failure
+		}
+		ss.Threads = threads
+	}
+	dir := filepath.Join(r.Dir, it.Dir)
+	// A bundle left by an interrupted attempt would otherwise mix with
+	// this one's files.
+	_ = os.RemoveAll(dir)
+	args := r.Plan.Args(it, r.Dir, it.Dir, threads)
+	ss.Args = args
+	return exitcode.Code(r.Exec.Execute(ctx, args))
+}
+
+func (r *Runner) pause(ctx context.Context, d time.Duration) exitcode.Code {
+	select {
+	case <-r.Clock.After(d):
+		return exitcode.OK
+	case <-r.stopCh:
+		return exitcode.Aborted
+	case <-ctx.Done():
+		return exitcode.Aborted
+	}
+}
+
+// threadScan runs the item with 1, 2, 4, ... threads until doubling grows
+// throughput by less than the minimum gain, and records the knee: the
+// last thread count whose doubling still paid.
+func (r *Runner) threadScan(ctx context.Context, i int, it *Item) exitcode.Code {
+	ts := it.ThreadScan
+	scan := ScanState{Database: it.DB.Name, Step: filepath.Base(it.Dir), MinGain: ts.MinGain}
+	defer func() {
+		r.state.Scans = append(r.state.Scans, scan)
+		r.save()
+	}()
+	parent := r.state.Steps[i]
+	for threads := 1; threads <= ts.Max; threads *= 2 {
+		dir := it.Dir + strconv.Itoa(threads)
+		try := parent
+		try.Dir, try.Threads, try.ScanOf, try.Status = dir, threads, filepath.Base(it.Dir), StatusPending
+		try.Sweep = append(append([]SweepValue(nil), parent.Sweep...), SweepValue{Key: "threads", Value: strconv.Itoa(threads)})
+		try.Started = r.Clock.Now()
+		full := filepath.Join(r.Dir, dir)
+		if r.Resume && BundleComplete(full) {
+			try.Status = StatusResumed
+		} else {
+			_ = os.RemoveAll(full)
+			args := r.Plan.Args(it, r.Dir, dir, threads)
+			try.Args = args
+			fmt.Fprintf(r.Log, "suite %s: %s: thread scan, %d thread(s)\n", r.Plan.File.Name, it.DB.Name, threads)
+			c := exitcode.Code(r.Exec.Execute(ctx, args))
+			try.ExitCode, try.Ended = int(c), r.Clock.Now()
+			if c != exitcode.OK {
+				try.Status = StatusFailed
+				if c == exitcode.Aborted || r.isStopped() {
+					try.Status = StatusIncomplete
+				}
+				r.state.Steps = append(r.state.Steps, try)
+				scan.Reason = fmt.Sprintf("stopped: the %d-thread try exited %d", threads, c)
+				return c
+			}
+			try.Status = StatusPassed
+		}
+		r.state.Steps = append(r.state.Steps, try)
+		b, err := bundle.Read(full)
+		if err != nil {
+			scan.Reason = err.Error()
+			return exitcode.Failure
+		}
+		tput := b.Run.Summary.Throughput
+		scan.Threads = append(scan.Threads, threads)
+		scan.Throughput = append(scan.Throughput, tput)
+		n := len(scan.Throughput)
+		if n >= 2 {
+			prev := scan.Throughput[n-2]
+			if prev > 0 && tput/prev-1 < ts.MinGain {
+				scan.Knee = scan.Threads[n-2]
+				scan.Reason = fmt.Sprintf("%d → %d threads grew throughput %+.1f%% (< %s%%)", scan.Threads[n-2], threads, (tput/prev-1)*100, fmtFloat(ts.MinGain*100))
+				fmt.Fprintf(r.Log, "suite %s: %s: thread scan knee at %d thread(s): %s\n", r.Plan.File.Name, it.DB.Name, scan.Knee, scan.Reason)
+				return exitcode.OK
+			}
+		}
+		r.save()
+	}
+	scan.Knee = scan.Threads[len(scan.Threads)-1]
+	scan.Reason = fmt.Sprintf("throughput still grew at the maximum of %d threads", ts.Max)
+	fmt.Fprintf(r.Log, "suite %s: %s: thread scan: %s\n", r.Plan.File.Name, it.DB.Name, scan.Reason)
+	return exitcode.OK
+}
+
+// eta estimates the time left: known estimates of the items not yet
+// done, and for items of unknown length the median time items of their
+// kind took so far in this invocation.
+func (r *Runner) eta(from int) time.Duration {
+	var left time.Duration
+	for _, it := range r.Plan.Items[from:] {
+		if it.Estimate > 0 {
+			left += it.Estimate
+			continue
+		}
+		if it.Kind == KindPause {
+			continue
+		}
+		ds := r.durKind[it.Kind]
+		if len(ds) == 0 {
+			return 0
+		}
+		s := append([]time.Duration(nil), ds...)
+		sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
+		left += s[len(s)/2]
+	}
+	return left
+}
+
+func (r *Runner) report(i int, it *Item, event, status string) {
+	if r.Progress == nil {
+		return
+	}
+	from := i
+	if event != "start" {
+		from = i + 1
+	}
+	name := filepath.Base(it.Dir)
+	if it.Kind == KindPause {
+		name = fmt.Sprintf("%02d-%s %s", it.StepIndex, it.Name, FormatDuration(it.Pause))
+	}
+	r.Progress(Progress{Suite: r.Plan.File.Name, Index: i + 1, Total: len(r.Plan.Items), Database: it.DB.Name, Step: name,
+		Kind: it.Kind, Event: event, Status: status, Elapsed: r.Clock.Now().Sub(r.started), ETA: r.eta(from)})
+}

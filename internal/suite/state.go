@@ -1,0 +1,114 @@
+package suite
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ycsbctl/ycsbctl/internal/bundle"
+)
+
+// Files the suite keeps in its results directory.
+const (
+	FileState  = "suite.json"
+	FileSource = "suite.yaml"
+)
+
+// Step statuses in suite.json.
+const (
+	StatusPending    = "pending"
+	StatusPassed     = "passed"
+	StatusFailed     = "failed"
+	StatusIncomplete = "incomplete"
+	// StatusResumed: complete from an earlier, interrupted invocation.
+	StatusResumed = "passed (earlier run)"
+)
+
+// State is suite.json: the plan and every item's outcome, rewritten after
+// each step, so `suite report` and `--resume` know what ran.
+type State struct {
+	Name      string      `json:"name"`
+	Started   time.Time   `json:"started"`
+	Updated   time.Time   `json:"updated"`
+	Agents    []string    `json:"agents,omitempty"`
+	Overrides []string    `json:"overrides,omitempty"`
+	Databases []string    `json:"databases"`
+	Steps     []StepState `json:"steps"`
+	Scans     []ScanState `json:"thread_scans,omitempty"`
+	// Interrupted is set when Ctrl-C stopped the suite.
+	Interrupted bool `json:"interrupted"`
+}
+
+// StepState is one measured (or warm-up, or pause) item.
+type StepState struct {
+	Seq         int          `json:"seq"`
+	DB          string       `json:"db"`
+	Database    string       `json:"database"`
+	StepIndex   int          `json:"step_index"`
+	Step        string       `json:"step"`
+	Kind        Kind         `json:"kind"`
+	Workload    string       `json:"workload,omitempty"`
+	Sweep       []SweepValue `json:"sweep,omitempty"`
+	Threads     int          `json:"threads,omitempty"`
+	Target      *float64     `json:"target,omitempty"`
+	RecordCount int64        `json:"recordcount,omitempty"`
+	Dir         string       `json:"dir,omitempty"`
+	Status      string       `json:"status"`
+	ExitCode    int          `json:"exit_code"`
+	Started     time.Time    `json:"started,omitzero"`
+	Ended       time.Time    `json:"ended,omitzero"`
+	Args        []string     `json:"command_line,omitempty"`
+	// ScanOf names the thread-scan step this try belongs to.
+	ScanOf string `json:"thread_scan_of,omitempty"`
+}
+
+// Measured reports whether the step writes a bundle the summaries use.
+func (s *StepState) Measured() bool { return s.Kind == KindLoad || s.Kind == KindRun }
+
+// ScanState is a thread scan's result.
+type ScanState struct {
+	Database string `json:"database"`
+	Step     string `json:"step"`
+	// Knee is the thread count after which doubling grew throughput by
+	// less than MinGain (0 while unknown).
+	Knee       int       `json:"knee_threads"`
+	Throughput []float64 `json:"throughput"`
+	Threads    []int     `json:"threads"`
+	MinGain    float64   `json:"min_gain"`
+	Reason     string    `json:"reason"`
+}
+
+// ReadState reads DIR/suite.json.
+func ReadState(dir string) (*State, error) {
+	b, err := os.ReadFile(filepath.Join(dir, FileState))
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a suite results directory: %w", dir, err)
+	}
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, FileState), err)
+	}
+	return &s, nil
+}
+
+// WriteState writes DIR/suite.json atomically.
+func WriteState(dir string, s *State) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, FileState)
+	if err := os.WriteFile(path+".tmp", append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(path+".tmp", path)
+}
+
+// BundleComplete reports whether dir holds a bundle of a run that ended
+// normally: what --resume skips.
+func BundleComplete(dir string) bool {
+	b, err := bundle.Read(dir)
+	return err == nil && b.Run.Status == bundle.StatusComplete && b.Run.ExitCode == 0
+}
