@@ -257,6 +257,10 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 	stderr := &lockedWriter{w: gs.Stderr}
 	r := &suite.Runner{Plan: plan, Dir: dir, Clock: gs.Clock, Resume: f.resume, KeepGoing: f.keepGoing, Log: stderr}
 	r.Exec = &inProcessExecutor{gs: gs, out: stderr, dir: dir}
+	if entries, err := os.ReadDir(filepath.Join(dir, "logs")); err == nil {
+		// A resumed suite numbers its logs after the earlier ones.
+		r.Exec.(*inProcessExecutor).n = len(entries)
+	}
 	r.Progress = func(p suite.Progress) {
 		if SuiteProgressHook != nil {
 			SuiteProgressHook(gs, p)

@@ -419,6 +419,9 @@ func FormatDuration(d time.Duration) string {
 	if d <= 0 {
 		return "?"
 	}
+	if d < time.Second {
+		return d.String()
+	}
 	d = d.Round(time.Second)
 	if d < time.Minute {
 		return d.String()
