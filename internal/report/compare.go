@@ -323,6 +323,15 @@ func (c *Comparison) timeCharts() []*LineChart {
 	var out []*LineChart
 	labels := c.labels()
 	for _, sc := range c.Scenarios {
+		// A run shorter than two intervals is one point, not a line;
+		// when every run of the scenario is, there is nothing to draw.
+		lines := false
+		for _, r := range c.Rows {
+			lines = lines || (r.Scenario == sc && len(r.Run.Intervals) > 1)
+		}
+		if !lines {
+			continue
+		}
 		ch := &LineChart{ID: "compare-time-" + sc, Title: sc + ": throughput per interval", XLabel: "elapsed", YLabel: "ops/s", Width: 590, Height: 300, XFormat: fmtSeconds}
 		for i, l := range labels {
 			for _, r := range c.Rows {

@@ -104,7 +104,7 @@ func (d *Data) OverallRows() [][]Cell {
 			status, r.Summary.Throughput, r.Summary.RunTimeMs, r.Summary.Operations, Errors(r.Summary.Returns), s.State.Dir,
 		})
 	}
-	return rows
+	return normalize(rows)
 }
 
 // Errors counts non-OK return codes.
@@ -178,7 +178,7 @@ func (d *Data) OperationRows() [][]Cell {
 				st.P50Us, st.P95Us, st.P99Us, st.P999Us, errs, text})
 		}
 	}
-	return rows
+	return normalize(rows)
 }
 
 func seriesRank(name string) int {
@@ -220,7 +220,7 @@ func (d *Data) PeriodRows() [][]Cell {
 				float64(iv.StartUnixNs-t0) / 1e9, float64(iv.EndUnixNs-t0) / 1e9, iv.Operations, iv.OpsPerSec, main, avg, p99})
 		}
 	}
-	return rows
+	return normalize(rows)
 }
 
 // mainSeries is the most frequent successful service-time series.
@@ -256,6 +256,31 @@ func (d *Data) ScanRows() [][]Cell {
 				knee, why = int64(sc.Knee), sc.Reason
 			}
 			rows = append(rows, []Cell{sc.Database, sc.Step, int64(th), sc.Throughput[i], gain, knee, why})
+		}
+	}
+	return normalize(rows)
+}
+
+// Excel keeps 15 significant digits; floats are rounded to them before
+// they are stored, so the workbook, the CSV and a reader's parse agree.
+func round15(v float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 15, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
+}
+
+// Round15 is the value a float becomes in the workbook.
+func Round15(v float64) float64 { return round15(v) }
+
+// normalize rounds every float of a row.
+func normalize(rows [][]Cell) [][]Cell {
+	for _, r := range rows {
+		for i, c := range r {
+			if f, ok := c.(float64); ok {
+				r[i] = round15(f)
+			}
 		}
 	}
 	return rows

@@ -1,0 +1,425 @@
+package cli_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/xuri/excelize/v2"
+
+	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/suite"
+	"github.com/ycsbctl/ycsbctl/internal/workbook"
+)
+
+// smallSuite is the issue's test suite: two databases × three steps, each
+// swept over two values, sized to run in a few seconds.
+func smallSuite(dir string) string {
+	return `name: small
+properties:
+  recordcount: 300
+  status.interval: 0.2
+  basicdb.verbose: false
+  embedded.dir: ` + filepath.Join(dir, "emb") + `
+databases:
+  - db: basic
+  - db: embedded
+steps:
+  - load: workloada
+    threads: [1, 2]
+  - pause: 100ms
+  - run: workloadc
+    operations: 3000
+    threads: [1, 2]
+  - run: workloadb
+    warmup: 100
+    operations: 400
+    target: [800, 1600]
+`
+}
+
+var smallDirs = []string{"01-load-workloada-threads1", "01-load-workloada-threads2", "03-run-workloadc-threads1", "03-run-workloadc-threads2",
+	"04-run-workloadb-target800", "04-run-workloadb-target1600"}
+
+func TestSuiteEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "small.yaml", smallSuite(dir))
+	res := filepath.Join(dir, "results")
+	r := execute(t, "", "suite", file, "--results", res)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "suite small: step 1/14 basic 01-load-workloada-threads1")
+	assert.Contains(t, r.stderr, "suite small: step 14/14 embedded 04-run-workloadb-target1600: passed (suite done in")
+
+	// Every bundle exists and is complete.
+	bundles := map[string]*bundle.Bundle{}
+	for _, db := range []string{"basic", "embedded"} {
+		for _, d := range smallDirs {
+			b, err := bundle.Read(filepath.Join(res, db, d))
+			require.NoError(t, err)
+			assert.Equal(t, bundle.StatusComplete, b.Run.Status, d)
+			assert.Equal(t, db, b.Run.DB)
+			bundles[db+"/"+d] = b
+		}
+	}
+	assert.Equal(t, "2", bundles["embedded/03-run-workloadc-threads2"].Run.Config.Properties["threadcount"])
+	assert.Equal(t, "1600", bundles["basic/04-run-workloadb-target1600"].Run.Config.Properties["target"])
+	assert.Equal(t, int64(400), bundles["basic/04-run-workloadb-target800"].Run.Summary.Operations)
+	assert.Equal(t, int64(100), bundles["basic/04-run-workloadb-target800"].Run.Summary.WarmupOps)
+
+	// The workbook, read back: the sheets, one Overall row per database ×
+	// step × sweep value with the bundles' numbers exactly.
+	x, err := excelize.OpenFile(filepath.Join(res, "summary.xlsx"))
+	require.NoError(t, err)
+	defer x.Close()
+	assert.Equal(t, []string{"Overall", "Operations", "Periods", "Throughput chart"}, x.GetSheetList())
+	overall, err := x.GetRows("Overall", excelize.Options{RawCellValue: true})
+	require.NoError(t, err)
+	require.Len(t, overall, 1+len(bundles))
+	assert.Equal(t, workbook.OverallHeader, overall[0])
+	col := func(name string) int {
+		for i, h := range overall[0] {
+			if h == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %q", name)
+		return -1
+	}
+	seen := map[string]bool{}
+	for _, row := range overall[1:] {
+		b := bundles[row[col("Bundle")]]
+		require.NotNil(t, b, row)
+		seen[row[col("Bundle")]] = true
+		tput, err := strconv.ParseFloat(row[col("Throughput (ops/s)")], 64)
+		require.NoError(t, err)
+		// Equal to the bundle's figure at Excel's 15 significant digits.
+		assert.Equal(t, workbook.Round15(b.Run.Summary.Throughput), tput, row)
+		assert.InEpsilon(t, b.Run.Summary.Throughput, tput, 1e-14)
+		assert.Equal(t, strconv.FormatInt(b.Run.Summary.RunTimeMs, 10), row[col("Run time (ms)")])
+		assert.Equal(t, strconv.FormatInt(b.Run.Summary.Operations, 10), row[col("Operations")])
+		assert.Equal(t, strconv.FormatInt(workbook.Errors(b.Run.Summary.Returns), 10), row[col("Errors")])
+		threads := b.Run.Config.Properties["threadcount"]
+		if threads == "" {
+			threads = "1" // YCSB's default
+		}
+		assert.Equal(t, threads, row[col("Threads")])
+		assert.Equal(t, strconv.Itoa(b.Run.Agents[0].Threads), row[col("Threads")])
+		assert.Equal(t, b.Run.DB, row[col("Database")])
+		assert.Greater(t, tput, 0.0)
+	}
+	assert.Len(t, seen, len(bundles))
+	// Operations: one row per database × step × series, numbers equal.
+	ops, err := x.GetRows("Operations", excelize.Options{RawCellValue: true})
+	require.NoError(t, err)
+	wantOps := 0
+	for _, b := range bundles {
+		wantOps += len(b.Run.Summary.Series)
+	}
+	require.Len(t, ops, 1+wantOps)
+	for _, row := range ops[1:] {
+		b := bundles[row[0]+"/"+stepDir(row[1], row[2])]
+		require.NotNil(t, b, row)
+		var found bool
+		for _, s := range b.Run.Summary.Series {
+			if s.Series == row[3] {
+				found = true
+				assert.Equal(t, strconv.FormatInt(s.Count, 10), row[4])
+				assert.Equal(t, strconv.FormatInt(s.P99Us, 10), row[10])
+				assert.Equal(t, strconv.FormatInt(s.MaxUs, 10), row[7])
+			}
+		}
+		assert.True(t, found, row)
+	}
+	// Periods: one row per status interval.
+	periods, err := x.GetRows("Periods", excelize.Options{RawCellValue: true})
+	require.NoError(t, err)
+	wantPeriods := 0
+	for _, b := range bundles {
+		wantPeriods += len(b.Run.Intervals)
+	}
+	assert.Len(t, periods, 1+wantPeriods)
+	assert.Greater(t, wantPeriods, len(bundles), "the timed steps have several intervals")
+	// The chart is a real drawing part of the package.
+	zr, err := zip.OpenReader(filepath.Join(res, "summary.xlsx"))
+	require.NoError(t, err)
+	var chart bool
+	for _, f := range zr.File {
+		chart = chart || strings.HasPrefix(f.Name, "xl/charts/chart")
+	}
+	zr.Close()
+	assert.True(t, chart, "no chart part in summary.xlsx")
+
+	// summary.csv is the Overall sheet, cell for cell.
+	cf, err := os.Open(filepath.Join(res, "summary.csv"))
+	require.NoError(t, err)
+	recs, err := csv.NewReader(cf).ReadAll()
+	cf.Close()
+	require.NoError(t, err)
+	require.Equal(t, len(overall), len(recs))
+	for i := range recs {
+		got := overall[i]
+		for len(got) < len(recs[i]) {
+			got = append(got, "") // GetRows drops trailing empty cells
+		}
+		assert.Equal(t, recs[i], got, "row %d", i)
+	}
+
+	// The comparison page renders without console errors.
+	html := filepath.Join(res, "compare.html")
+	page, err := os.ReadFile(html)
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "03-run-workloadc: throughput vs threads")
+	assert.Contains(t, string(page), "04-run-workloadb: p99 latency vs target")
+	checkInChromium(t, html)
+
+	// suite report rewrites the summaries from the bundles alone.
+	for _, f := range []string{"summary.xlsx", "summary.csv", "compare.html"} {
+		require.NoError(t, os.Remove(filepath.Join(res, f)))
+	}
+	r = execute(t, "", "suite", "report", res)
+	require.Equal(t, 0, r.code, r.stderr)
+	again, err := os.ReadFile(filepath.Join(res, "summary.csv"))
+	require.NoError(t, err)
+	var want bytes.Buffer
+	w := csv.NewWriter(&want)
+	require.NoError(t, w.WriteAll(recs))
+	assert.Equal(t, want.String(), string(again))
+	for _, f := range []string{"summary.xlsx", "compare.html"} {
+		assert.FileExists(t, filepath.Join(res, f))
+	}
+
+	// The same --results again is refused rather than mixed.
+	r = execute(t, "", "suite", file, "--results", res)
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "--resume")
+}
+
+// stepDir rebuilds a bundle directory from a workbook row's step and
+// sweep ("03-run-workloadc", "threads=2").
+func stepDir(step, sweep string) string {
+	for _, kv := range strings.Split(sweep, ", ") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			step += "-" + k + v
+		}
+	}
+	return step
+}
+
+// fakeSignals delivers a synthetic Ctrl-C to every channel registered
+// through SignalNotify, as the OS does.
+type fakeSignals struct {
+	mu    sync.Mutex
+	chans []chan<- os.Signal
+}
+
+func (f *fakeSignals) notify(c chan<- os.Signal, _ ...os.Signal) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.chans = append(f.chans, c)
+}
+
+func (f *fakeSignals) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.chans)
+}
+
+func (f *fakeSignals) interrupt() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.chans {
+		select {
+		case c <- os.Interrupt:
+		default:
+		}
+	}
+}
+
+func TestSuiteResumeRunsOnlyTheMissingSteps(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "resume.yaml", `name: resume
+properties: {recordcount: 200, status.interval: 0.2, basicdb.verbose: false}
+databases: [basic]
+steps:
+  - load: workloada
+  - run: workloadc
+    operations: 500
+  - run: workloada
+    duration: 20s
+  - run: workloadc
+    operations: 500
+`)
+	res := filepath.Join(dir, "results")
+	sig := &fakeSignals{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Ctrl-C once the timed step runs and has its own handler (the
+		// suite's is the first registration, the steps' follow).
+		for ctx.Err() == nil {
+			if _, err := os.Stat(filepath.Join(res, "basic", "03-run-workloada", bundle.FileHlog)); err == nil && sig.count() >= 4 {
+				time.Sleep(300 * time.Millisecond)
+				sig.interrupt()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	r := executeWithSignals(t, "", sig.notify, "suite", file, "--results", res)
+	cancel()
+	require.Equal(t, 4, r.code, r.stderr)
+	assert.Less(t, time.Since(start), 15*time.Second, "the interrupted step did not stop gracefully")
+	assert.Contains(t, r.stderr, "interrupted: ending the current step")
+	assert.Contains(t, r.stderr, "--resume --results "+res)
+	st, err := suite.ReadState(res)
+	require.NoError(t, err)
+	var statuses []string
+	for _, s := range st.Steps {
+		statuses = append(statuses, s.Status)
+	}
+	assert.Equal(t, []string{suite.StatusPassed, suite.StatusPassed, suite.StatusIncomplete, suite.StatusPending}, statuses)
+	assert.True(t, st.Interrupted)
+	b, err := bundle.Read(filepath.Join(res, "basic", "03-run-workloada"))
+	require.NoError(t, err)
+	assert.Equal(t, bundle.StatusAborted, b.Run.Status)
+	ids := map[string]string{}
+	for _, d := range []string{"01-load-workloada", "02-run-workloadc"} {
+		b, err := bundle.Read(filepath.Join(res, "basic", d))
+		require.NoError(t, err)
+		ids[d] = b.Run.RunID
+	}
+	logsBefore, _ := os.ReadDir(filepath.Join(res, "logs"))
+
+	// Resume: a shorter step 3 (-p beats the file) so the test is quick.
+	r = execute(t, "", "suite", file, "--results", res, "--resume", "-p", "maxexecutiontime=1")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, 2, strings.Count(r.stderr, "already complete, skipped"), r.stderr)
+	assert.NotContains(t, r.stderr, "ycsbctl drop basic", "the load was complete: no reload")
+	for d, id := range ids {
+		b, err := bundle.Read(filepath.Join(res, "basic", d))
+		require.NoError(t, err)
+		assert.Equal(t, id, b.Run.RunID, "%s ran again", d)
+	}
+	for _, d := range []string{"03-run-workloada", "04-run-workloadc"} {
+		b, err := bundle.Read(filepath.Join(res, "basic", d))
+		require.NoError(t, err)
+		assert.Equal(t, bundle.StatusComplete, b.Run.Status, d)
+	}
+	logsAfter, _ := os.ReadDir(filepath.Join(res, "logs"))
+	assert.Equal(t, len(logsBefore)+2, len(logsAfter), "only the two missing steps ran")
+	st, err = suite.ReadState(res)
+	require.NoError(t, err)
+	assert.False(t, st.Interrupted)
+	assert.Equal(t, suite.StatusResumed, st.Steps[0].Status)
+	assert.Equal(t, suite.StatusPassed, st.Steps[2].Status)
+	assert.FileExists(t, filepath.Join(res, "summary.xlsx"))
+}
+
+func TestSuiteBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	base := "name: bad\ndatabases: [basic]\n"
+	tests := []struct {
+		name, src string
+		want      []string
+	}{
+		{"unknown key", base + "steps:\n  - run: workloada\n    threds: 4\n", []string{"line 5", `key "threds"`, "unknown key"}},
+		{"wrong type", base + "steps:\n  - run: workloada\n    target: fast\n", []string{"line 5", `key "target"`, `"fast"`}},
+		{"empty steps", base + "steps: []\n", []string{"line 3", `key "steps"`, "at least one step"}},
+		{"bad duration", base + "steps:\n  - run: workloada\n    duration: 10 minutes\n", []string{"line 5", `key "duration"`, `"10 minutes"`}},
+		{"sweep on a non-sweepable key", base + "steps:\n  - run: workloada\n    warmup: [1s, 2s]\n", []string{"line 5", `key "warmup"`, "cannot be swept"}},
+		{"unknown workload", base + "steps:\n  - run: workloadz\n", []string{"line 4", `key "run"`, `"workloadz"`}},
+		{"unknown adapter", "name: bad\ndatabases:\n  - db: nosuchdb\nsteps:\n  - run: workloada\n", []string{"line 3", `key "db"`, `"nosuchdb"`}},
+		{"bad property value", base + "steps:\n  - run: workloada\n    properties: {requestdistribution: gaussian}\n", []string{"line 4", "requestdistribution", "gaussian"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			file := writeFile(t, dir, strings.ReplaceAll(tc.name, " ", "-")+".yaml", tc.src)
+			res := filepath.Join(dir, "res-"+strings.ReplaceAll(tc.name, " ", "-"))
+			r := execute(t, "", "suite", file, "--results", res)
+			assert.Equal(t, 2, r.code, r.stderr)
+			for _, w := range tc.want {
+				assert.Contains(t, r.stderr, w)
+			}
+			assert.NoDirExists(t, res, "nothing may run for a bad file")
+		})
+	}
+	r := execute(t, "", "suite", "nosuchsuite")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "comparison2014")
+}
+
+func TestSuiteDryRunComparison2014(t *testing.T) {
+	res := filepath.Join(t.TempDir(), "r")
+	r := execute(t, "", "suite", "comparison2014", "-p", "recordcount=20000", "--db", "cassandra,embedded", "--dry-run", "--results", res)
+	require.Equal(t, 0, r.code, r.stderr)
+	out := r.stdout
+	t.Log("\n" + out)
+	assert.Contains(t, out, "Suite comparison2014: 2 database(s) × 9 step(s) = 18 planned item(s), 18 measured run(s)")
+	assert.Contains(t, out, "[2/18] cassandra  02-bulkload  load comparison2014-bulkload")
+	assert.Contains(t, out, "[18/18] embedded  09-insertread  run comparison2014-insertread  est. 5m30s")
+	assert.Regexp(t, regexp.MustCompile(`properties: batchsize=3000 .*recordcount=20000`), out)
+	assert.Contains(t, out, "ycsbctl run cassandra -P comparison2014-read ")
+	assert.NoDirExists(t, res)
+
+	r = execute(t, "", "suites")
+	require.Equal(t, 0, r.code)
+	for _, s := range []string{"bankmark", "comparison2014", "threadscan"} {
+		assert.Contains(t, r.stdout, s)
+	}
+	for _, s := range []string{"bankmark", "threadscan"} {
+		r = execute(t, "", "suite", s, "--dry-run")
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, "thread scan: threads 1, 2, 4")
+	}
+}
+
+// checkInChromium loads a page in headless Chromium and fails on console
+// errors or charts that did not draw (the page's #charts-ready marker).
+func checkInChromium(t *testing.T, file string) {
+	t.Helper()
+	var bin string
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			bin = p
+			break
+		}
+	}
+	if bin == "" {
+		if os.Getenv("YCSBCTL_REQUIRE_TOOLS") != "" {
+			t.Fatal("chromium not installed and YCSBCTL_REQUIRE_TOOLS is set")
+		}
+		t.Log("chromium not installed: page not rendered")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--user-data-dir="+t.TempDir(),
+		"--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000", "--dump-dom", "file://"+file)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Run(), errb.String())
+	bad := regexp.MustCompile(`(?i)(Uncaught|CONSOLE.*(error|exception)|SyntaxError|ReferenceError|TypeError)`)
+	for _, line := range strings.Split(errb.String(), "\n") {
+		assert.False(t, bad.MatchString(line), "console error: %s", line)
+	}
+	m := regexp.MustCompile(`<div id="charts-ready" data-count="(\d+)" data-total="(\d+)" data-empty="(\d+)">`).FindStringSubmatch(out.String())
+	require.NotNil(t, m, "no #charts-ready marker: the page's script did not run")
+	assert.Equal(t, m[2], m[1], "charts drawn vs total")
+	assert.Equal(t, "0", m[3], "empty charts")
+	n, _ := strconv.Atoi(m[2])
+	assert.GreaterOrEqual(t, n, 6, "sweep charts and comparison charts")
+}
