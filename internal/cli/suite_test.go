@@ -423,3 +423,42 @@ func checkInChromium(t *testing.T, file string) {
 	n, _ := strconv.Atoi(m[2])
 	assert.GreaterOrEqual(t, n, 6, "sweep charts and comparison charts")
 }
+
+func TestSuiteThreadScanReportsTheKnee(t *testing.T) {
+	res := filepath.Join(t.TempDir(), "scan")
+	// The built-in thread scan, sized down: one-second tries on the
+	// no-op database, which stops scaling once the cores are busy.
+	r := execute(t, "", "suite", "threadscan", "--db", "basic", "--results", res,
+		"-p", "recordcount=100", "-p", "maxexecutiontime=1", "-p", "warmuptime=0", "-p", "basicdb.verbose=false", "-p", "status.interval=0.25")
+	require.Equal(t, 0, r.code, r.stderr)
+	st, err := suite.ReadState(res)
+	require.NoError(t, err)
+	require.Len(t, st.Scans, 1)
+	sc := st.Scans[0]
+	require.GreaterOrEqual(t, len(sc.Threads), 2)
+	assert.Contains(t, sc.Threads, sc.Knee)
+	assert.Contains(t, r.stdout, "Thread scan basic 02-run-workloadc-threads: knee at "+strconv.Itoa(sc.Knee)+" thread(s)")
+	// Every try has its bundle, with the thread count it ran with.
+	for i, th := range sc.Threads {
+		b, err := bundle.Read(filepath.Join(res, "basic", "02-run-workloadc-threads"+strconv.Itoa(th)))
+		require.NoError(t, err)
+		assert.Equal(t, strconv.Itoa(th), b.Run.Config.Properties["threadcount"])
+		assert.Equal(t, b.Run.Summary.Throughput, sc.Throughput[i])
+	}
+	x, err := excelize.OpenFile(filepath.Join(res, "summary.xlsx"))
+	require.NoError(t, err)
+	defer x.Close()
+	rows, err := x.GetRows("Thread scans", excelize.Options{RawCellValue: true})
+	require.NoError(t, err)
+	require.Len(t, rows, 1+len(sc.Threads))
+	var knees []string
+	for _, row := range rows[1:] {
+		if len(row) > 5 && row[5] != "" {
+			knees = append(knees, row[5])
+		}
+	}
+	assert.Equal(t, []string{strconv.Itoa(sc.Knee)}, knees)
+	overall, err := x.GetRows("Overall")
+	require.NoError(t, err)
+	assert.Len(t, overall, 2+len(sc.Threads), "the load and every try")
+}
