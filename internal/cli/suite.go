@@ -237,7 +237,17 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 		}
 		overrides[k] = v
 	}
-	plan := suite.Expand(file, overrides, splitAgents(f.agents))
+	plan := suite.Expand(file, overrides, splitAgents(f.agents), func(w string) map[string]string {
+		text, err := readWorkload(gs, w)
+		if err != nil {
+			return nil
+		}
+		p := properties.New()
+		if p.Load(bytes.NewReader(text)) != nil {
+			return nil
+		}
+		return p.Map()
+	})
 	if err := checkPlan(gs, plan); err != nil {
 		return err
 	}

@@ -80,15 +80,37 @@ type Plan struct {
 	// the file.
 	Overrides map[string]string
 	Agents    []string
+
+	workloadProps WorkloadProps
 }
 
+// prop is an item's effective value of k: its properties, else its
+// workload file's.
+func (p *Plan) prop(it *Item, k string) string {
+	if v, ok := it.Props[k]; ok {
+		return v
+	}
+	if p.workloadProps != nil {
+		return p.workloadProps(it.Workload)[k]
+	}
+	return ""
+}
+
+// WorkloadProps returns a workload file's properties (nil when unknown);
+// estimates use its operationcount and recordcount.
+type WorkloadProps func(workload string) map[string]string
+
 // Expand turns a file into a plan. overrides are the command line's -p
-// properties; agents, when non-empty, replace the file's.
-func Expand(f *File, overrides map[string]string, agents []string) *Plan {
+// properties; agents, when non-empty, replace the file's; wp, when not
+// nil, lets the plan estimate steps sized by their workload file.
+func Expand(f *File, overrides map[string]string, agents []string, wp ...WorkloadProps) *Plan {
 	if len(agents) == 0 {
 		agents = f.Agents
 	}
 	p := &Plan{File: f, Overrides: overrides, Agents: agents}
+	if len(wp) > 0 {
+		p.workloadProps = wp[0]
+	}
 	for di := range f.Databases {
 		db := f.Databases[di]
 		for i := 0; i < len(f.Steps); {
@@ -271,7 +293,7 @@ func (p *Plan) finish(it *Item, recordSweep int64) {
 		delete(props, "target")
 	}
 	it.Props = props
-	if rc, err := strconv.ParseInt(props["recordcount"], 10, 64); err == nil {
+	if rc, err := strconv.ParseInt(p.prop(it, "recordcount"), 10, 64); err == nil {
 		it.RecordCount = rc
 	}
 	it.Estimate = p.estimate(it)
@@ -285,12 +307,12 @@ func (p *Plan) estimate(it *Item) time.Duration {
 	}
 	target := it.Target
 	if !it.HasTarget {
-		target, _ = strconv.ParseFloat(it.Props["target"], 64)
+		target, _ = strconv.ParseFloat(p.prop(it, "target"), 64)
 	}
 	switch {
 	case it.Kind == KindLoad:
 		n := it.RecordCount
-		if c, err := strconv.ParseInt(it.Props["insertcount"], 10, 64); err == nil && c > 0 {
+		if c, err := strconv.ParseInt(p.prop(it, "insertcount"), 10, 64); err == nil && c > 0 {
 			n = c
 		}
 		e := estimateOps(n, target)
@@ -301,7 +323,7 @@ func (p *Plan) estimate(it *Item) time.Duration {
 	case s.Duration > 0:
 		d += s.Duration
 	default:
-		ops, _ := strconv.ParseInt(it.Props["operationcount"], 10, 64)
+		ops, _ := strconv.ParseInt(p.prop(it, "operationcount"), 10, 64)
 		e := estimateOps(ops, target)
 		if e == 0 {
 			return 0
@@ -449,7 +471,7 @@ func (p *Plan) Print(w io.Writer, resultsDir string) {
 	}
 	est := FormatDuration(known)
 	if unknown > 0 {
-		est += fmt.Sprintf(" plus %d item(s) bounded by operation count, whose time depends on the database", unknown)
+		est += fmt.Sprintf(" plus %d item(s) whose time depends on the database (loads, and runs bounded by an operation count without a target)", unknown)
 	}
 	fmt.Fprintf(w, "Estimated duration: %s\n", est)
 	if len(p.Agents) > 0 {
