@@ -89,6 +89,14 @@ type Runner struct {
 	state    *State
 	durKind  map[Kind][]time.Duration
 	started  time.Time
+	// failedBefore marks the bundle directories an earlier invocation
+	// recorded as failed or incomplete.
+	failedBefore map[string]bool
+}
+
+// complete reports whether --resume may take a bundle as done.
+func (r *Runner) complete(dir string) bool {
+	return !r.failedBefore[dir] && BundleComplete(filepath.Join(r.Dir, dir))
 }
 
 // Stop ends the suite after the current step (the step itself is stopped
@@ -134,9 +142,20 @@ func (r *Runner) Run(ctx context.Context) (*State, exitcode.Code) {
 	for _, k := range sortedKeys(p.Overrides) {
 		st.Overrides = append(st.Overrides, k+"="+p.Overrides[k])
 	}
+	r.failedBefore = map[string]bool{}
 	if r.Resume {
-		if old, err := ReadState(r.Dir); err == nil && !old.Started.IsZero() {
-			st.Started = old.Started
+		if old, err := ReadState(r.Dir); err == nil {
+			if !old.Started.IsZero() {
+				st.Started = old.Started
+			}
+			// A step can fail after its bundle is written (too many
+			// database errors: exit 5 with a complete bundle); the
+			// suite's own record says it must run again.
+			for _, s := range old.Steps {
+				if s.Dir != "" && (s.Status == StatusFailed || s.Status == StatusIncomplete) {
+					r.failedBefore[s.Dir] = true
+				}
+			}
 		}
 	}
 	r.state = st
@@ -209,11 +228,11 @@ func (r *Runner) skippable(i int, it *Item) bool {
 		if it.ThreadScan != nil {
 			return false // each try is checked on its own
 		}
-		return BundleComplete(filepath.Join(r.Dir, it.Dir))
+		return r.complete(it.Dir)
 	}
 	for _, next := range r.Plan.Items[i+1:] {
 		if next.Kind == KindLoad || next.Kind == KindRun {
-			return next.ThreadScan == nil && next.DB.Name == it.DB.Name && BundleComplete(filepath.Join(r.Dir, next.Dir))
+			return next.ThreadScan == nil && next.DB.Name == it.DB.Name && r.complete(next.Dir)
 		}
 	}
 	return false
@@ -327,7 +346,7 @@ func (r *Runner) threadScan(ctx context.Context, i int, it *Item) exitcode.Code 
 		try.Sweep = append(append([]SweepValue(nil), parent.Sweep...), SweepValue{Key: "threads", Value: strconv.Itoa(threads)})
 		try.Started = r.Clock.Now()
 		full := filepath.Join(r.Dir, dir)
-		if r.Resume && BundleComplete(full) {
+		if r.Resume && r.complete(dir) {
 			try.Status = StatusResumed
 		} else {
 			_ = os.RemoveAll(full)
