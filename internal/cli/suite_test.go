@@ -176,6 +176,9 @@ func TestSuiteEndToEnd(t *testing.T) {
 		assert.Equal(t, recs[i], got, "row %d", i)
 	}
 
+	// LibreOffice opens the workbook and reads the same Overall rows.
+	checkInLibreOffice(t, filepath.Join(res, "summary.xlsx"), recs)
+
 	// The comparison page renders without console errors.
 	html := filepath.Join(res, "compare.html")
 	page, err := os.ReadFile(html)
@@ -461,4 +464,50 @@ func TestSuiteThreadScanReportsTheKnee(t *testing.T) {
 	overall, err := x.GetRows("Overall")
 	require.NoError(t, err)
 	assert.Len(t, overall, 2+len(sc.Threads), "the load and every try")
+}
+
+// checkInLibreOffice converts the workbook's first sheet (Overall) to CSV
+// with LibreOffice, headless, and compares it with want: the same text,
+// numbers equal to within LibreOffice's display of 15 digits.
+func checkInLibreOffice(t *testing.T, xlsx string, want [][]string) {
+	t.Helper()
+	var bin string
+	for _, name := range []string{"soffice", "libreoffice"} {
+		if p, err := exec.LookPath(name); err == nil {
+			bin = p
+			break
+		}
+	}
+	if bin == "" {
+		if os.Getenv("YCSBCTL_REQUIRE_TOOLS") != "" {
+			t.Fatal("LibreOffice (soffice) not installed and YCSBCTL_REQUIRE_TOOLS is set")
+		}
+		t.Log("LibreOffice not installed: workbook not opened in it")
+		return
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "-env:UserInstallation=file://"+filepath.Join(out, "profile"),
+		"--convert-to", "csv", "--outdir", out, xlsx)
+	msg, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(msg))
+	f, err := os.Open(filepath.Join(out, strings.TrimSuffix(filepath.Base(xlsx), ".xlsx")+".csv"))
+	require.NoError(t, err, string(msg))
+	got, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	require.NoError(t, err)
+	require.Equal(t, len(want), len(got))
+	for i := range want {
+		require.Equal(t, len(want[i]), len(got[i]), "row %d", i)
+		for j := range want[i] {
+			w, errW := strconv.ParseFloat(want[i][j], 64)
+			g, errG := strconv.ParseFloat(got[i][j], 64)
+			if errW == nil && errG == nil && w != 0 {
+				assert.InEpsilon(t, w, g, 1e-14, "row %d column %d", i, j)
+				continue
+			}
+			assert.Equal(t, want[i][j], got[i][j], "row %d column %d", i, j)
+		}
+	}
 }
