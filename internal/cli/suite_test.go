@@ -511,3 +511,38 @@ func checkInLibreOffice(t *testing.T, xlsx string, want [][]string) {
 		}
 	}
 }
+
+func TestSuiteWarmupWorkload(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "warm.yaml", `name: warm
+properties: {recordcount: 100, basicdb.verbose: false, status.interval: 0.25}
+databases: [basic]
+steps:
+  - run: workloada
+    warmup_workload: workloadc
+    warmup: 1s
+    operations: 400
+`)
+	res := filepath.Join(dir, "r")
+	r := execute(t, "", "suite", file, "--results", res)
+	require.Equal(t, 0, r.code, r.stderr)
+	// The warm-up is a run of its own with the other mix, kept aside...
+	w, err := bundle.Read(filepath.Join(res, "basic", "01-run-workloada-warmup"))
+	require.NoError(t, err)
+	assert.Equal(t, "1", w.Run.Config.Properties["maxexecutiontime"])
+	assert.Equal(t, "workloadc", w.Workload())
+	assert.Greater(t, w.Run.Summary.Operations, int64(0))
+	for op := range w.Run.Summary.Returns {
+		assert.Equal(t, "READ", op, "workload C reads only")
+	}
+	// ...and the measured run counts only its own operations.
+	m, err := bundle.Read(filepath.Join(res, "basic", "01-run-workloada"))
+	require.NoError(t, err)
+	assert.Equal(t, int64(400), m.Run.Summary.Operations)
+	assert.Contains(t, m.Run.Summary.Returns, "UPDATE")
+	assert.GreaterOrEqual(t, m.Run.StartedAt.Sub(w.Run.StartedAt), time.Second, "the warm-up ran first, for its second")
+	// The summaries hold the measured run only.
+	b, err := os.ReadFile(filepath.Join(res, "summary.csv"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, strings.Count(string(b), "\n"), string(b))
+}
