@@ -172,10 +172,12 @@ func (c *Coordinator) Run(ctx context.Context, sink run.Sink) *run.Outcome {
 	}
 	out, err := c.execute(ctx)
 	if out == nil {
-		// The run never started: nothing was measured.
-		out = &run.Outcome{Total: measurement.NewInterval(0, 0, 0), Status: run.StatusAborted}
-		if err != nil {
-			out.Reasons = []string{err.Error()}
+		// The run never started: nothing was measured, so there is no
+		// summary or bundle to write.
+		out = &run.Outcome{Total: measurement.NewInterval(0, 0, 0), Status: run.StatusAborted, NeverStarted: true}
+		if c.spool != nil {
+			c.spool.close()
+			c.spool = nil
 		}
 	}
 	if err != nil && out.Err == nil {
@@ -415,7 +417,7 @@ func (c *Coordinator) loop(ctx context.Context) (*run.Outcome, error) {
 			}
 		case <-ctxDone:
 			stopCh, ctxDone = nil, nil
-			if err := stop("interrupted"); err != nil {
+			if err := stop("interrupted by operator"); err != nil {
 				return nil, err
 			}
 		case e := <-c.events:

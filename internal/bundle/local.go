@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/sink/hlog"
+	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
 )
 
 // LocalRecorder records a single-host run into a bundle directory while it
@@ -110,4 +112,15 @@ func (w *LocalRecorder) Fill(r *Run, res LocalResult) error {
 			WarmupOps: res.WarmupOps, Intervals: res.Intervals, Stopped: res.Stopped, CPUSeconds: res.CPUSeconds},
 		Summary: IntervalStats(res.Total)}}
 	return nil
+}
+
+// SummaryOf is run.json's summary of a YCSB summary and its text form.
+func SummaryOf(sum *ycsbtext.Summary, text string) Summary {
+	s := Summary{RunTimeMs: sum.RunTime.Milliseconds(), Operations: sum.Total.Ops, WarmupOps: sum.Warmup,
+		Series: IntervalStats(sum.Total), Returns: Returns(sum.Total),
+		Lines: strings.Split(strings.TrimRight(text, "\n"), "\n")}
+	if ms := sum.RunTime.Milliseconds(); ms > 0 {
+		s.Throughput = float64(sum.Total.Ops) * 1000 / float64(ms)
+	}
+	return s
 }

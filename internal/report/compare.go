@@ -310,7 +310,7 @@ func (c *Comparison) timeCharts() []*LineChart {
 					continue
 				}
 				s := Series{Name: l, Color: color(i)}
-				for _, iv := range r.Run.Intervals {
+				for _, iv := range r.Run.rateIntervals() {
 					s.X = append(s.X, r.Run.elapsed(iv))
 					s.Y = append(s.Y, iv.OpsPerSec)
 				}

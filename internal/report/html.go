@@ -248,7 +248,7 @@ func throughputChart(r *Run) *LineChart {
 	c := &LineChart{ID: "throughput", Title: "Throughput (ops/s per interval)", XLabel: "elapsed", YLabel: "ops/s", Width: 1200, Height: 320, XFormat: fmtSeconds}
 	total := Series{Name: "total"}
 	perAgent := map[int]*Series{}
-	for _, iv := range r.Intervals {
+	for _, iv := range r.rateIntervals() {
 		x := r.elapsed(iv)
 		total.X = append(total.X, x)
 		total.Y = append(total.Y, iv.OpsPerSec)

@@ -259,6 +259,9 @@ type Outcome struct {
 	// Err ends the run with a failure; it carries its exit code
 	// (exitcode.Error), Failure when it carries none.
 	Err error
+	// NeverStarted says the run failed before any load was sent (an
+	// agent refused or failed to prepare): there is nothing to summarise.
+	NeverStarted bool
 }
 
 // SelfView describes a process' own engine as the one agent of its

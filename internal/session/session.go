@@ -71,6 +71,9 @@ type Options struct {
 	// Workload names the workload for the live view and run_info (the -P
 	// names as given).
 	Workload string
+	// Sinks are extra sinks that see every interval after the session's
+	// own (a suite's progress, tests).
+	Sinks []run.Sink
 }
 
 // Session is one run being presented.
@@ -146,6 +149,7 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	if live != nil {
 		sinks = append(sinks, live)
 	}
+	sinks = append(sinks, s.o.Sinks...)
 
 	sigs := make(chan os.Signal, 2)
 	if s.o.Notify != nil {
@@ -206,6 +210,18 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 		}
 	}
 	v := s.verdict(out, interrupts.Load() > 0)
+	if out.NeverStarted {
+		if hl != nil {
+			_ = hl.Close()
+		}
+		if msrv != nil {
+			_ = msrv.Close()
+		}
+		if v.code == exitcode.OK {
+			v.fail(errors.New("the run never started"))
+		}
+		return v.err()
+	}
 
 	sum := &ycsbtext.Summary{RunTime: out.RunTime, Total: out.Total, Percentiles: sp.Percentiles, Warmup: out.WarmupOps, Verbose: sp.Output.Verbose}
 	if series != nil {
@@ -328,12 +344,7 @@ func (s *Session) writeBundle(dir string, src Source, info run.Info, out *run.Ou
 	if v.cause != nil {
 		r.Error = v.cause.Error()
 	}
-	r.Summary = bundle.Summary{RunTimeMs: sum.RunTime.Milliseconds(), Operations: sum.Total.Ops, WarmupOps: sum.Warmup,
-		Series: bundle.IntervalStats(sum.Total), Returns: bundle.Returns(sum.Total),
-		Lines: strings.Split(strings.TrimRight(text, "\n"), "\n")}
-	if ms := sum.RunTime.Milliseconds(); ms > 0 {
-		r.Summary.Throughput = float64(sum.Total.Ops) * 1000 / float64(ms)
-	}
+	r.Summary = bundle.SummaryOf(sum, text)
 	if err := bundle.WriteSummary(dir, text); err != nil {
 		return err
 	}

@@ -13,17 +13,16 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/agent"
-	"github.com/ycsbctl/ycsbctl/coordinator"
 	"github.com/ycsbctl/ycsbctl/internal/cli"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
-	"github.com/ycsbctl/ycsbctl/internal/engine"
-	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/report"
 )
 
-// TestCoordinatorViews runs a real coordinator against two in-process
-// agents with the live view (stdout taken for a terminal) and /metrics
-// attached, then reports on the bundle it wrote.
+// TestCoordinatorViews runs `ycsbctl coordinator run` against two
+// in-process agents with the live view (stdout taken for a terminal) and
+// /metrics attached, exactly as an operator would, then reports on the
+// bundle it wrote. /metrics lingers after the run
+// (ycsbctl.metrics.linger), so the scraper sees the final state.
 func TestCoordinatorViews(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -40,28 +39,22 @@ func TestCoordinatorViews(t *testing.T) {
 			t.Fatal("agent did not start")
 		}
 	}
-	props := properties.New()
-	for k, v := range map[string]string{"basicdb.verbose": "false", "basicdb.simulatedelay": "1", "operationcount": "6000", "recordcount": "1000",
-		"status.interval": "0.5", "threadcount": "2", "readproportion": "0.5", "updateproportion": "0.5", PropMetricsAddrForTest: "127.0.0.1:0"} {
-		props.Set(k, v)
-	}
 	var stdout, stderr lockedBuffer
 	results := filepath.Join(t.TempDir(), "bundle")
-	cfg := coordinator.Config{DB: "basic", Phase: engine.Run, Props: props, Agents: addrs, ResultsDir: results, Stdout: &stdout, Stderr: &stderr}
-	gs := &cli.GlobalState{Ctx: ctx, Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" },
-		Clock: clock.NewReal(), IsTerminal: true, ReadFile: os.ReadFile}
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	views, err := cli.AttachCoordinatorViews(gs, &cfg, func(bool) { stop() })
-	if err != nil {
-		t.Fatal(err)
+	args := []string{"coordinator", "run", "basic", "--agents", strings.Join(addrs, ","), "--results", results, "--metrics-addr", "127.0.0.1:0",
+		"-threads", "2", "-p", "ycsbctl.metrics.linger=2"}
+	for _, kv := range []string{"basicdb.verbose=false", "basicdb.simulatedelay=1", "operationcount=6000", "recordcount=1000",
+		"status.interval=0.5", "readproportion=0.5", "updateproportion=0.5"} {
+		args = append(args, "-p", kv)
 	}
+	gs := &cli.GlobalState{Ctx: ctx, Args: args, Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" },
+		Clock: clock.NewReal(), IsTerminal: true, ReadFile: os.ReadFile}
 	scraped := make(chan string, 1)
 	go func() {
 		urlRe := regexp.MustCompile(`Prometheus metrics: (\S+)`)
 		body := ""
-		for i := 0; i < 200 && !strings.Contains(body, `ycsbctl_operation_duration_seconds_bucket{agent="`+addrs[1]+`"`); i++ {
-			time.Sleep(50 * time.Millisecond)
+		for i := 0; i < 400 && !strings.Contains(body, `ycsbctl_agent_state{agent="`+addrs[1]+`",run_id=`) || !strings.Contains(body, `state="finished"} 1`); i++ {
+			time.Sleep(25 * time.Millisecond)
 			if m := urlRe.FindStringSubmatch(stderr.String()); m != nil {
 				if resp, err := http.Get(m[1]); err == nil {
 					b, _ := io.ReadAll(resp.Body)
@@ -72,13 +65,10 @@ func TestCoordinatorViews(t *testing.T) {
 		}
 		scraped <- body
 	}()
-	code, err := coordinator.Run(runCtx, cfg)
-	// /metrics stays up until Close: the scraper sees at least the final
-	// state however slowly it started.
+	code := cli.Execute(gs)
 	body := <-scraped
-	views.Close()
-	if code != 0 || err != nil {
-		t.Fatalf("coordinator: %d %v\n%s", code, err, stderr.String())
+	if code != 0 {
+		t.Fatalf("coordinator: exit %d\n%s", code, stderr.String())
 	}
 	out := stdout.String()
 	enter, leave, sum := strings.Index(out, "\x1b[?1049h"), strings.LastIndex(out, "\x1b[?1049l"), strings.Index(out, "[OVERALL], RunTime(ms)")
@@ -88,7 +78,7 @@ func TestCoordinatorViews(t *testing.T) {
 	if view := out[enter:leave]; !strings.Contains(view, "Agents (2)") || !strings.Contains(view, addrs[1]) {
 		t.Errorf("the view never showed the agents")
 	}
-	for _, want := range []string{`ycsbctl_agent_state{agent="` + addrs[0] + `"`, `ycsbctl_agent_clock_offset_seconds{agent="` + addrs[1] + `"`, `ycsbctl_operations_total{agent="` + addrs[0] + `",op="READ"`, `ycsbctl_operations_total{agent="` + addrs[1] + `",op="READ"`, `ycsbctl_agents{`} {
+	for _, want := range []string{`ycsbctl_agent_state{agent="` + addrs[0] + `"`, `ycsbctl_agent_clock_offset_seconds{agent="` + addrs[1] + `"`, `ycsbctl_operations_total{agent="` + addrs[0] + `",op="READ"`, `ycsbctl_operations_total{agent="` + addrs[1] + `",op="READ"`, `ycsbctl_agents{`, `ycsbctl_operations_total{agent="` + addrs[1] + `",op="UPDATE",run_id=`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
@@ -116,6 +106,3 @@ func TestCoordinatorViews(t *testing.T) {
 		}
 	}
 }
-
-// PropMetricsAddrForTest mirrors cli.PropMetricsAddr.
-const PropMetricsAddrForTest = cli.PropMetricsAddr
