@@ -8,9 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ycsbctl/ycsbctl/agent"
 	"github.com/ycsbctl/ycsbctl/internal/cli"
@@ -105,4 +109,50 @@ func TestCoordinatorViews(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+}
+
+// TestCoordinatorOutputsLikeSingleHost checks that a coordinator run
+// honours the output settings a single-host run honours, because both are
+// presented by the same session: timeseries buckets, the HdrHistogram file
+// log and verbose buckets; and that BasicDB's per-operation printing on the
+// agents does not switch the coordinator's live view off (agents print on
+// their own stdout).
+func TestCoordinatorOutputsLikeSingleHost(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	agents := startAgent(t, ctx) + "," + startAgent(t, ctx)
+	dir := t.TempDir()
+	common := []string{"-P", "workloada", "-p", "recordcount=1000", "-p", "operationcount=0", "-p", "maxexecutiontime=2", "-target", "1000",
+		"-p", "status.interval=1", "-p", "basicdb.verbose=false"}
+
+	// Timeseries: one bucket line per op and granularity step, both agents'
+	// operations merged into them.
+	r := execute(t, "", append([]string{"coordinator", "run", "basic", "--agents", agents, "-p", "measurementtype=timeseries", "-p", "timeseries.granularity=500"}, common...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	buckets := regexp.MustCompile(`(?m)^\[READ\], (\d+), [0-9.]+$`).FindAllStringSubmatch(r.stdout, -1)
+	require.GreaterOrEqual(t, len(buckets), 3, r.stdout)
+	for i, b := range buckets {
+		assert.Equal(t, strconv.Itoa(i*500), b[1], "bucket %d offset", i)
+	}
+
+	// hdrhistogram.fileoutput writes the tagged log; verbose buckets print.
+	hdrPath := filepath.Join(dir, "cluster-")
+	r = execute(t, "", append([]string{"coordinator", "run", "basic", "--agents", agents, "-p", "hdrhistogram.fileoutput=true",
+		"-p", "hdrhistogram.output.path=" + hdrPath, "-p", "measurement.histogram.verbose=true"}, common...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	log, err := os.ReadFile(hdrPath + "ycsbctl.hlog")
+	require.NoError(t, err, "the coordinator must write hdrhistogram.fileoutput")
+	tags := regexp.MustCompile(`(?m)^Tag=(READ|UPDATE),`).FindAllString(string(log), -1)
+	assert.GreaterOrEqual(t, len(tags), 4, "READ and UPDATE lines for each interval")
+	assert.Regexp(t, `(?m)^\[READ\], \d+, [0-9.]+$`, r.stdout, "verbose buckets")
+
+	// The live view stays on with basicdb.verbose on the agents.
+	var stdout, stderr lockedBuffer
+	args := append([]string{"coordinator", "run", "basic", "--agents", agents}, common...)
+	args = append(args, "-p", "basicdb.verbose=true")
+	gs := &cli.GlobalState{Ctx: ctx, Args: args, Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
+		Getenv: func(string) string { return "" }, Clock: clock.NewReal(), IsTerminal: true, ReadFile: os.ReadFile}
+	require.Equal(t, 0, cli.Execute(gs), stderr.String())
+	assert.NotContains(t, stderr.String(), "live view off")
+	assert.Contains(t, stdout.String(), "\x1b[?1049h", "the live view took the screen")
 }

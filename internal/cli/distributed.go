@@ -224,6 +224,9 @@ bundle (--results DIR).`,
 			if err != nil {
 				return err
 			}
+			if err := s.Open(); err != nil {
+				return err
+			}
 			return s.Run(gs.Ctx, c)
 		},
 	}

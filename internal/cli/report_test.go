@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
-	ycsbrun "github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/cli"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
+	ycsbrun "github.com/ycsbctl/ycsbctl/internal/run"
 )
 
 // lockedBuffer is safe for concurrent writes and reads.

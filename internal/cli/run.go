@@ -66,9 +66,13 @@ func newSession(gs *GlobalState, sp *spec.Spec) *session.Session {
 func runLocal(gs *GlobalState, sp *spec.Spec) error {
 	s := newSession(gs, sp)
 	s.Header()
+	if err := s.Open(); err != nil {
+		return err
+	}
 	s.Logf("Loading workload...")
 	src, err := session.NewLocal(gs.Ctx, sp, gs.Clock, s.Logf)
 	if err != nil {
+		s.Abandon()
 		var pe *properties.Error
 		if asPropertyError(err, &pe) {
 			return invalid(err)

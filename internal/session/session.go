@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -80,6 +81,11 @@ type Options struct {
 type Session struct {
 	o      Options
 	errOut *switchWriter
+
+	opened bool
+	hlog   *hlog.FileSink
+	exp    *metrics.Exporter
+	msrv   *metrics.Server
 }
 
 // New returns a session; its Stderr is where sources should log, because
@@ -109,9 +115,81 @@ func (s *Session) Header() {
 	s.Logf("Command line: %s", strings.Join(bundle.RedactArgs(s.o.CommandLine), " "))
 }
 
+// Open prepares what must work before any load is sent: the HdrHistogram
+// file log, the /metrics listener and the exportfile's directory. A
+// failure is a usage error (exit 2) and nothing has run. Run calls it when
+// the caller did not.
+func (s *Session) Open() error {
+	if s.opened {
+		return nil
+	}
+	s.opened = true
+	sp := s.o.Spec
+	if f := sp.Output.ExportFile; f != "" {
+		if err := checkWritableDir(filepath.Dir(f)); err != nil {
+			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("property %q=%q: %w", spec.PropExportFile, f, err))
+		}
+	}
+	if sp.Output.HlogPath != "" {
+		hl, err := hlog.CreateFile(sp.Output.HlogPath, s.o.Clock.Now())
+		if err != nil {
+			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("property %q: %w", spec.PropHdrOutputPath, err))
+		}
+		s.hlog = hl
+	}
+	if addr := sp.Output.MetricsAddr; addr != "" {
+		s.exp = metrics.New()
+		srv, err := metrics.Listen(addr, s.exp.Handler())
+		if err != nil {
+			s.closeOutputs()
+			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("--metrics-addr %s: %w", addr, err))
+		}
+		s.msrv = srv
+		s.Logf("Prometheus metrics: %s", srv.URL())
+	}
+	return nil
+}
+
+// closeOutputs releases what Open opened, for a run that never ran.
+func (s *Session) closeOutputs() {
+	if s.hlog != nil {
+		_ = s.hlog.Close()
+		_ = os.Remove(s.hlog.Path())
+		s.hlog = nil
+	}
+	if s.msrv != nil {
+		_ = s.msrv.Close()
+		s.msrv = nil
+	}
+}
+
+// Abandon releases what Open opened when the source could not be built.
+func (s *Session) Abandon() { s.closeOutputs() }
+
+// checkWritableDir says why files cannot be created in dir, if they cannot.
+func checkWritableDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("directory %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	f, err := os.CreateTemp(dir, ".ycsbctl-write-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", dir, err)
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
+}
+
 // Run presents src's run from start to verdict and returns nil or an
 // error carrying the run's exit code.
 func (s *Session) Run(ctx context.Context, src Source) error {
+	if err := s.Open(); err != nil {
+		return err
+	}
 	sp := s.o.Spec
 	info := src.Info()
 	sinks := run.Sinks{}
@@ -124,26 +202,12 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 		series = &ycsbtext.TimeseriesCollector{}
 		sinks = append(sinks, series)
 	}
-	var hl *hlog.FileSink
-	if sp.Output.HlogPath != "" {
-		var err error
-		if hl, err = hlog.CreateFile(sp.Output.HlogPath, s.o.Clock.Now()); err != nil {
-			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("property %q: %w", spec.PropHdrOutputPath, err))
-		}
+	hl, msrv := s.hlog, s.msrv
+	if hl != nil {
 		sinks = append(sinks, hl)
 	}
-	var msrv *metrics.Server
-	if addr := sp.Output.MetricsAddr; addr != "" {
-		exp := metrics.New()
-		var err error
-		if msrv, err = metrics.Listen(addr, exp.Handler()); err != nil {
-			if hl != nil {
-				_ = hl.Close()
-			}
-			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("--metrics-addr %s: %w", addr, err))
-		}
-		s.Logf("Prometheus metrics: %s", msrv.URL())
-		sinks = append(sinks, exp.NewSink(metrics.RunInfo{RunID: info.RunID, Phase: sp.Phase.String(), Workload: s.workload(), DB: sp.DB, Mode: sp.Mode}, s.o.Clock.Now))
+	if s.exp != nil {
+		sinks = append(sinks, s.exp.NewSink(metrics.RunInfo{RunID: info.RunID, Phase: sp.Phase.String(), Workload: s.workload(), DB: sp.DB, Mode: sp.Mode}, s.o.Clock.Now))
 	}
 	live := s.liveView(info)
 	if live != nil {
@@ -211,12 +275,7 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	}
 	v := s.verdict(out, interrupts.Load() > 0)
 	if out.NeverStarted {
-		if hl != nil {
-			_ = hl.Close()
-		}
-		if msrv != nil {
-			_ = msrv.Close()
-		}
+		s.closeOutputs()
 		if v.code == exitcode.OK {
 			v.fail(errors.New("the run never started"))
 		}

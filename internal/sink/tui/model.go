@@ -69,10 +69,10 @@ type Snapshot struct {
 // and the bubbletea loop (renders). Sharing behind a mutex instead of
 // sending messages keeps the reporter from ever waiting on the screen.
 type state struct {
-	mu       sync.Mutex
-	snap     *Snapshot
-	snapAt   time.Time
-	history  []float64
+	mu      sync.Mutex
+	snap    *Snapshot
+	snapAt  time.Time
+	history []float64
 	// interval is the run's status interval and last the span of the
 	// latest history point, to fold a trailing sliver into it.
 	interval time.Duration

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 )
 
 // StatusLine renders YCSB's periodic status line for one interval:
