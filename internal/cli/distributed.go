@@ -193,24 +193,19 @@ file log, the live view, /metrics, the final YCSB summary and the run
 bundle (--results DIR).`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db := DefaultDB
-			if len(args) == 1 {
-				db = args[0]
-			}
-			p, err := f.resolve(gs, cmd)
-			if err != nil {
-				return err
-			}
-			if cmd.Flags().Changed("interval") {
+			sp, err := parseSpec(gs, cmd, f, args, phase, func(p *properties.Properties) error {
+				if !cmd.Flags().Changed("interval") {
+					return nil
+				}
 				if interval <= 0 {
 					return invalid(fmt.Errorf("flag --interval %s: expected a positive duration", interval))
 				}
 				// --interval is status.interval for the whole cluster.
 				p.Set(spec.PropStatusInterval, strconv.FormatFloat(interval.Seconds(), 'g', -1, 64))
-			}
-			sp, err := spec.Parse(db, p, phase)
+				return nil
+			})
 			if err != nil {
-				return invalid(err)
+				return err
 			}
 			tlsFiles, token, err := sec.resolve(gs)
 			if err != nil {

@@ -11,11 +11,11 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 
-	// Every binding registers itself.
+	// Every adapter registers itself.
 	_ "github.com/ycsbctl/ycsbctl/adapters/all"
 )
 
-// DefaultDB is the binding used when a command names none.
+// DefaultDB is the adapter used when a command names none.
 const DefaultDB = "embedded"
 
 // Execute runs the command line in gs and returns the process exit code.

@@ -32,17 +32,9 @@ file. Output follows YCSB: status lines on stderr with -s, the final
 [OVERALL]/[OP] summary on stdout (or exportfile).`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db := DefaultDB
-			if len(args) == 1 {
-				db = args[0]
-			}
-			p, err := f.resolve(gs, cmd)
+			sp, err := parseSpec(gs, cmd, f, args, phase, nil)
 			if err != nil {
 				return err
-			}
-			sp, err := spec.Parse(db, p, phase)
-			if err != nil {
-				return invalid(err)
 			}
 			return runLocal(gs, sp)
 		},
@@ -50,6 +42,31 @@ file. Output follows YCSB: status lines on stderr with -s, the final
 	f.register(cmd, true)
 	addPropertyFlags(cmd)
 	return cmd
+}
+
+// parseSpec turns a load or run command line into the run's
+// specification: the adapter argument (the embedded store by default),
+// the merged properties, adjusted by adjust when the command has flags of
+// its own, parsed once.
+func parseSpec(gs *GlobalState, cmd *cobra.Command, f *ycsbFlags, args []string, phase run.Phase, adjust func(*properties.Properties) error) (*spec.Spec, error) {
+	db := DefaultDB
+	if len(args) == 1 {
+		db = args[0]
+	}
+	p, err := f.resolve(gs, cmd)
+	if err != nil {
+		return nil, err
+	}
+	if adjust != nil {
+		if err := adjust(p); err != nil {
+			return nil, err
+		}
+	}
+	sp, err := spec.Parse(db, p, phase)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	return sp, nil
 }
 
 // newSession builds the session that presents a run of sp.

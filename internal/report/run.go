@@ -86,7 +86,7 @@ func (r *Run) usable() []bundle.Interval {
 // Name is a short display name (label or directory name).
 func (r *Run) Name() string { return r.B.Name() }
 
-// DB is the database binding.
+// DB is the database adapter.
 func (r *Run) DB() string { return r.B.Run.DB }
 
 // Scenario names the workload: the -P names when the command line was

@@ -145,7 +145,7 @@ func TestParseAndPrepare(t *testing.T) {
 	res := prep.Runner.Wait()
 	assert.Equal(t, int64(100), res.Total.Ops)
 
-	// A binding property error is reported before anything runs.
+	// An adapter property error is reported before anything runs.
 	sp, err = spec.Parse("basic", props("operationcount", "1", "basicdb.verbose", "loud"), run.Run)
 	require.NoError(t, err)
 	_, err = spec.Prepare(context.Background(), sp, clock.NewReal(), nil, nil)

@@ -370,7 +370,7 @@ func (wk *Worker) DoInsert(ctx context.Context) bool {
 }
 
 // NeedsBatchWarning reports (once) that batching was asked for but the
-// binding cannot batch.
+// adapter cannot batch.
 func (wk *Worker) NeedsBatchWarning() bool {
 	if wk.w.Cfg.BatchSize <= 1 || wk.warnedBatch {
 		return false
