@@ -42,6 +42,11 @@ const DefaultLease = 15 * time.Second
 // an agent lost after about three missed ones.
 const heartbeatEvery = time.Second
 
+// MinLease is the shortest lease the command accepts: two of the
+// coordinator's one-second heartbeats, so that one late heartbeat never
+// stops a healthy run.
+const MinLease = 2 * time.Second
+
 // helloTimeout bounds the wait for a session's first message.
 const helloTimeout = 10 * time.Second
 

@@ -28,6 +28,9 @@ const (
 const (
 	DefaultMaxClockOffset = time.Second
 	DefaultAgentTimeout   = 3 * time.Second
+	// MinAgentTimeout is two of an agent's one-second heartbeats: a
+	// shorter silence limit would call healthy agents lost.
+	MinAgentTimeout = 2 * time.Second
 	DefaultPrepareTimeout = 2 * time.Minute
 	// DefaultStopTimeout bounds how long stopping agents may take to
 	// deliver their last interval before the coordinator gives up.
@@ -117,8 +120,11 @@ func validate(cfg Config) (*settings, error) {
 	if s.MaxClockOffset == 0 {
 		s.MaxClockOffset = DefaultMaxClockOffset
 	}
-	if s.AgentTimeout <= 0 {
+	switch {
+	case s.AgentTimeout == 0:
 		s.AgentTimeout = DefaultAgentTimeout
+	case s.AgentTimeout < MinAgentTimeout:
+		return nil, invalid("--agent-timeout %s: expected at least %s (agents send a heartbeat every second)", s.AgentTimeout, MinAgentTimeout)
 	}
 	if s.PrepareTimeout <= 0 {
 		s.PrepareTimeout = DefaultPrepareTimeout

@@ -100,8 +100,8 @@ settings such as embedded.dir).`,
 				}
 				props[k] = v
 			}
-			if lease <= 0 {
-				return invalid(fmt.Errorf("flag --lease %s: expected a positive duration", lease))
+			if lease < agent.MinLease {
+				return invalid(fmt.Errorf("flag --lease %s: expected at least %s (the coordinator renews the lease every second)", lease, agent.MinLease))
 			}
 			ctx, stop := signal.NotifyContext(gs.Ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()

@@ -149,7 +149,7 @@ func TestCoordinatorRunJSONExitCode(t *testing.T) {
 			}()
 			dir := filepath.Join(t.TempDir(), "bundle")
 			r := execute(t, "", quiet("coordinator", "run", "basic", "--agents", keep+","+doomed, "--on-agent-loss", tc.policy,
-				"--agent-timeout", "1s", "-P", "workloada", "-p", "operationcount=0", "-p", "maxexecutiontime=4", "-target", "400",
+				"--agent-timeout", "2s", "-P", "workloada", "-p", "operationcount=0", "-p", "maxexecutiontime=4", "-target", "400",
 				"-p", "status.interval=0.5", "--results", dir)...)
 			require.Equal(t, int(tc.code), r.code, r.stderr)
 			rj := readRunJSON(t, dir)

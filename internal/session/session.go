@@ -24,7 +24,6 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
-	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/sink/hlog"
 	"github.com/ycsbctl/ycsbctl/internal/sink/metrics"
@@ -113,6 +112,9 @@ func (s *Session) Logf(format string, args ...any) {
 func (s *Session) Header() {
 	s.Logf("ycsbctl %s", version.Version)
 	s.Logf("Command line: %s", strings.Join(bundle.RedactArgs(s.o.CommandLine), " "))
+	for _, w := range s.o.Spec.Warnings {
+		s.Logf("%s", w)
+	}
 }
 
 // Open prepares what must work before any load is sent: the HdrHistogram
@@ -213,6 +215,8 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	if live != nil {
 		sinks = append(sinks, live)
 	}
+	first := &firstInterval{}
+	sinks = append(sinks, first)
 	sinks = append(sinks, s.o.Sinks...)
 
 	sigs := make(chan os.Signal, 2)
@@ -291,6 +295,12 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	}
 	sum.Notes = append(sum.Notes, out.Reasons...)
 	sum.Notes = append(sum.Notes, out.Notes...)
+	failures := reportFailures(out.Total, first.get())
+	if failures.share() > WarnFailureShare {
+		// A throughput of failures reads like a result: say it.
+		s.Logf("WARNING: %s", failures)
+		sum.Notes = append(sum.Notes, "WARNING: "+failures.String())
+	}
 	var text strings.Builder
 	if err := ycsbtext.Export(&text, ycsbtext.TextExporter, sum); err != nil {
 		v.fail(err)
@@ -303,7 +313,7 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 			v.fail(fmt.Errorf("property %q: %w", spec.PropHdrFileOutput, err))
 		}
 	}
-	v.checkErrorRate(out.Total, sp.Output.MaxErrorRate)
+	v.checkErrorRate(failures, sp.Output.MaxErrorRate)
 	if dir := sp.Output.ResultsDir; dir != "" {
 		if err := s.writeBundle(dir, src, info, out, v, sum, text.String()); err != nil {
 			v.fail(fmt.Errorf("--results %s: %w", dir, err))
@@ -438,21 +448,20 @@ func (v *verdict) fail(err error) {
 	}
 }
 
-// checkErrorRate applies ycsbctl.maxerrorrate (negative: off).
-func (v *verdict) checkErrorRate(total *measurement.Interval, limit float64) {
-	if v.code != exitcode.OK || limit < 0 || total == nil {
+// checkErrorRate applies ycsbctl.maxerrorrate; when it is not set, a run
+// in which every operation failed still fails (exit 5): it measured
+// nothing but failures.
+func (v *verdict) checkErrorRate(f failureReport, limit float64) {
+	if v.code != exitcode.OK || f.all == 0 {
 		return
 	}
-	var all int64
-	for op := range total.Returns {
-		all += total.ReturnTotal(measurement.Op(op))
-	}
-	if all == 0 {
-		return
-	}
-	if rate := float64(total.Errors()) / float64(all); rate > limit {
+	switch {
+	case limit >= 0 && f.share() > limit:
 		v.code = exitcode.DBErrors
-		v.cause = fmt.Errorf("%d of %d operations failed (%.4f > %s=%g)", total.Errors(), all, rate, spec.PropMaxErrorRate, limit)
+		v.cause = fmt.Errorf("%d of %d operations failed (%.4f > %s=%g)", f.failed, f.all, f.share(), spec.PropMaxErrorRate, limit)
+	case limit < 0 && f.failed == f.all:
+		v.code = exitcode.DBErrors
+		v.cause = fmt.Errorf("every operation failed (%s; set %s to choose the threshold)", f, spec.PropMaxErrorRate)
 	}
 }
 

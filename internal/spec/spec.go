@@ -9,6 +9,8 @@ package spec
 import (
 	"context"
 	"fmt"
+	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -72,38 +74,34 @@ func parseSettings(p *properties.Properties, phase run.Phase, cfg *workload.Conf
 	if err != nil {
 		return nil, err
 	}
-	if th < 1 || th > 1<<20 {
-		return nil, &properties.Error{Property: PropThreads, Value: p.String(PropThreads, ""), Expected: "a thread count of at least 1 (flag -threads)"}
+	if maxTh := MaxThreads(); th < 1 || th > maxTh {
+		return nil, &properties.Error{Property: PropThreads, Value: p.String(PropThreads, ""),
+			Expected: fmt.Sprintf("a thread count from 1 to %d (flag -threads; each thread needs about %d KiB and this host has %d MiB available)",
+				maxTh, threadBytes>>10, availableMemory()>>20)}
 	}
 	s.Threads = int(th)
-	s.Target, err = p.Float64(PropTarget, 0)
+	if s.Target, err = rangedFloat(p, PropTarget, 0, minTarget, maxTarget, true, "ops/s (flag -target; 0 = unthrottled)"); err != nil {
+		return nil, err
+	}
+	si, err := rangedFloat(p, PropStatusInterval, 10, minStatusSecs, maxDurationSecs, false, "seconds")
 	if err != nil {
 		return nil, err
 	}
-	if s.Target < 0 {
-		return nil, &properties.Error{Property: PropTarget, Value: p.String(PropTarget, ""), Expected: "a non-negative ops/s rate (flag -target)"}
-	}
-	si, err := p.Float64(PropStatusInterval, 10)
-	if err != nil {
-		return nil, err
-	}
-	if si <= 0 {
-		return nil, &properties.Error{Property: PropStatusInterval, Value: p.String(PropStatusInterval, ""), Expected: "a positive number of seconds"}
-	}
-	s.StatusInterval = time.Duration(si * float64(time.Second))
+	s.StatusInterval = seconds(si)
 	me, err := p.NonNegInt64(PropMaxExecution, 0)
 	if err != nil {
 		return nil, err
 	}
+	if me > maxDurationSecs {
+		return nil, &properties.Error{Property: PropMaxExecution, Value: p.String(PropMaxExecution, ""),
+			Expected: fmt.Sprintf("whole seconds from 0 to %d (0 = no limit)", int64(maxDurationSecs))}
+	}
 	s.MaxExecution = time.Duration(me) * time.Second
-	wt, err := p.Float64(PropWarmupTime, 0)
+	wt, err := rangedFloat(p, PropWarmupTime, 0, 0, maxDurationSecs, true, "seconds")
 	if err != nil {
 		return nil, err
 	}
-	if wt < 0 {
-		return nil, &properties.Error{Property: PropWarmupTime, Value: p.String(PropWarmupTime, ""), Expected: "a non-negative number of seconds"}
-	}
-	s.WarmupTime = time.Duration(wt * float64(time.Second))
+	s.WarmupTime = seconds(wt)
 	s.WarmupOps, err = p.NonNegInt64(PropWarmupOps, 0)
 	if err != nil {
 		return nil, err
@@ -143,6 +141,70 @@ func parseSettings(p *properties.Properties, phase run.Phase, cfg *workload.Conf
 		}
 	}
 	return s, nil
+}
+
+// Ranges of the client's durations and rates. Beyond them a value either
+// overflows the nanosecond clock (a time limit that stops at once, a
+// warm-up that silently vanishes) or means nothing useful (a status line
+// every nanosecond, a target of one operation per century).
+const (
+	// maxDurationSecs is ten years: far beyond any benchmark, far below
+	// the 292 years an int64 of nanoseconds holds.
+	maxDurationSecs = 10 * 365 * 24 * 3600.0
+	minStatusSecs   = 0.01
+	// minTarget is one operation per 1000 s; maxTarget a billion ops/s.
+	minTarget = 0.001
+	maxTarget = 1e9
+	// threadBytes is what one worker costs: its histograms (HDR, three
+	// significant digits, per series), buffers and goroutine stack.
+	threadBytes = 300 << 10
+	// maxThreadsCap bounds the thread count however large the host.
+	maxThreadsCap = 100000
+)
+
+// rangedFloat reads a number that must be within [lo, hi], or 0 when
+// zeroOK (0 meaning "off").
+func rangedFloat(p *properties.Properties, key string, def, lo, hi float64, zeroOK bool, unit string) (float64, error) {
+	v, err := p.Float64(key, def)
+	if err != nil {
+		return 0, err
+	}
+	if (v == 0 && zeroOK) || (v >= lo && v <= hi) {
+		return v, nil
+	}
+	exp := fmt.Sprintf("%s from %g to %g", unit, lo, hi)
+	if zeroOK && lo > 0 {
+		exp = "0, or " + exp
+	}
+	return 0, &properties.Error{Property: key, Value: p.String(key, ""), Expected: exp}
+}
+
+func seconds(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+
+// MaxThreads is the most worker threads this host's memory can hold: half
+// of the memory available now, at threadBytes each, and never more than
+// maxThreadsCap.
+func MaxThreads() int64 {
+	n := availableMemory() / 2 / threadBytes
+	return max(min(n, maxThreadsCap), 1)
+}
+
+// availableMemory reads MemAvailable from /proc/meminfo; where it cannot,
+// it assumes 4 GiB.
+func availableMemory() int64 {
+	const fallback = 4 << 30
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return fallback
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemAvailable:" {
+			if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return fallback
 }
 
 // ParsePercentiles parses hdrhistogram.percentiles.
@@ -245,6 +307,9 @@ type Spec struct {
 	// cut intervals make one status line.
 	CutInterval time.Duration
 	StatusEvery int64
+	// Warnings are settings that are valid but probably not what was
+	// meant; the session prints each once before the run.
+	Warnings []string
 }
 
 // Parse validates everything about a run that can be checked without
@@ -268,6 +333,7 @@ func Parse(dbName string, p *properties.Properties, phase run.Phase) (*Spec, err
 		return nil, err
 	}
 	sp := &Spec{Settings: s, DB: dbName, Adapter: info, Props: p, Workload: cfg, Output: *out, CutInterval: s.StatusInterval, StatusEvery: 1}
+	sp.Warnings = warnings(p, phase, cfg)
 	if out.Timeseries {
 		// The engine cuts intervals at the timeseries granularity; the
 		// status printer groups them back into status intervals.
@@ -334,6 +400,38 @@ func parseOutput(p *properties.Properties, s *Settings) (*Output, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// warnings lists settings YCSB accepts that usually mean a mistake.
+func warnings(p *properties.Properties, phase run.Phase, cfg *workload.Config) []string {
+	var out []string
+	mix := []struct {
+		name string
+		v    float64
+	}{{"read", cfg.ReadProp}, {"update", cfg.UpdateProp}, {"insert", cfg.InsertProp}, {"scan", cfg.ScanProp},
+		{"readmodifywrite", cfg.RMWProp}, {"delete", cfg.DeleteProp}}
+	var sum float64
+	for _, m := range mix {
+		sum += m.v
+	}
+	if phase == run.Run && math.Abs(sum-1) > 1e-9 {
+		// YCSB normalises silently; say what will actually run.
+		var parts []string
+		for _, m := range mix {
+			if m.v > 0 {
+				parts = append(parts, fmt.Sprintf("%s %.4g%%", m.name, 100*m.v/sum))
+			}
+		}
+		out = append(out, fmt.Sprintf("Warning: the operation proportions add up to %g, not 1; they are normalised (as YCSB does) to: %s", sum, strings.Join(parts, ", ")))
+	}
+	if phase == run.Run && cfg.RecordCount == 1<<63-1 {
+		rc := p.String(workload.PropRecordCount, "")
+		if rc == "" {
+			rc = "unset"
+		}
+		out = append(out, fmt.Sprintf("Warning: recordcount is %s: the run phase treats it as unbounded (as YCSB does) and will read keys that were never loaded; set recordcount to what was loaded", rc))
+	}
+	return out
 }
 
 // WarmupDescription says how the run warms up, for the operator; empty

@@ -372,7 +372,17 @@ func throughputLine(sn *Snapshot, history []float64, width int) string {
 	head := " " + stySect.Render("Throughput") + " " + styValue.Render(fmtRate(cur)+" ops/s") + "  "
 	tail := "  " + kv("total", fmtInt(total)+" ops")
 	if errs > 0 {
-		tail += "  " + styBad.Render(fmt.Sprintf("errors %s", fmtInt(errs)))
+		msg := fmt.Sprintf("errors %s", fmtInt(errs))
+		var all int64
+		for op := range sn.Cumulative.Returns {
+			all += sn.Cumulative.ReturnTotal(measurement.Op(op))
+		}
+		if all > 0 && errs*100 > all {
+			// More than 1% failed: the throughput above is mostly one
+			// of failures, so say it plainly.
+			msg = fmt.Sprintf("FAILING: %s of %s operations (%.0f%%)", fmtInt(errs), fmtInt(all), 100*float64(errs)/float64(all))
+		}
+		tail += "  " + styBad.Render(msg)
 	} else {
 		tail += "  " + kv("errors", "0")
 	}
