@@ -30,7 +30,7 @@ const (
 	DefaultAgentTimeout   = 3 * time.Second
 	// MinAgentTimeout is two of an agent's one-second heartbeats: a
 	// shorter silence limit would call healthy agents lost.
-	MinAgentTimeout = 2 * time.Second
+	MinAgentTimeout       = 2 * time.Second
 	DefaultPrepareTimeout = 2 * time.Minute
 	// DefaultStopTimeout bounds how long stopping agents may take to
 	// deliver their last interval before the coordinator gives up.
