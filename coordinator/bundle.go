@@ -138,6 +138,9 @@ func (c *Coordinator) Record(rep *bundle.Run) error {
 		if a.lost {
 			ar.Error = "lost: " + a.lostFor
 		}
+		if a.idx < len(c.missing) {
+			ar.MissingIntervals = c.missing[a.idx]
+		}
 		if a.hasStarted {
 			sk := int64(c.skew(a))
 			ar.StartSkewNs = &sk

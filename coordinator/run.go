@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,10 @@ const (
 	phaseRunning
 	phaseStopping
 )
+
+// stallExcuse is how long the coordinator's own 100 ms tick may be late
+// before it counts as a stall of this process rather than of its agents.
+const stallExcuse = time.Second
 
 // pingSamples per agent for the clock-offset estimate.
 const pingSamples = 8
@@ -116,9 +121,12 @@ type Coordinator struct {
 	abortedByLoss bool
 	runFailure    error
 	lastHB        int64
-	notes         []string
-	mergeNs       int64
-	sealed        int64
+	lastTick      int64
+	// missing holds each agent's unmeasured intervals, for run.json.
+	missing []string
+	notes   []string
+	mergeNs int64
+	sealed  int64
 }
 
 // New validates a distributed run; errors name the flag or property at
@@ -504,6 +512,15 @@ func (c *Coordinator) handle(e event) error {
 		a.gone = true
 	case evMsg:
 		a.lastHeard = now
+		if a.lost && a.attached && !a.gone {
+			// Declared lost for its silence, but it was only slow (or
+			// paused) and its stream held: take it back, its intervals
+			// still count.
+			a.lost = false
+			a.state = run.AgentRunning
+			c.notes = append(c.notes, fmt.Sprintf("agent %d (%s) was declared lost (%s) and came back", a.idx, a.addr, a.lostFor))
+			c.logf("agent %d (%s) is back after being declared lost (%s)", a.idx, a.addr, a.lostFor)
+		}
 		return c.handleMsg(a, e.msg)
 	}
 	return nil
@@ -720,6 +737,33 @@ func (c *Coordinator) maybeStart() error {
 
 func (c *Coordinator) tick() error {
 	now := c.clk.Nanotime()
+	if c.lastTick != 0 {
+		if stall := time.Duration(now - c.lastTick); stall > stallExcuse {
+			// This process did not run (paused, swapped out, starved of
+			// CPU): the agents' messages of that time are still queued
+			// and its own clock says nothing about their health. Judge
+			// silence from now on.
+			c.logf("coordinator stalled for %s; agent silence is judged from now", stall.Round(time.Millisecond))
+			c.notes = append(c.notes, fmt.Sprintf("the coordinator stalled for %s (paused or starved of CPU)", stall.Round(time.Millisecond)))
+			for _, a := range c.agents {
+				if a.lastHeard != 0 {
+					a.lastHeard = max(a.lastHeard, now-int64(time.Second))
+				}
+			}
+		}
+	}
+	c.lastTick = now
+	// Read what has arrived before judging anyone silent.
+	for drained := false; !drained; {
+		select {
+		case e := <-c.events:
+			if err := c.handle(e); err != nil {
+				return err
+			}
+		default:
+			drained = true
+		}
+	}
 	if now-c.lastHB >= int64(time.Second) {
 		c.sendHeartbeats()
 	}
@@ -811,9 +855,18 @@ func (c *Coordinator) finish() *run.Outcome {
 		}
 		c.emit(c.m.seal())
 	}
+	// partial means exactly: some agent's share was not measured for the
+	// whole run. An agent that stopped its own load (its lease ran out
+	// while it was cut off) or whose intervals never arrived makes the
+	// run partial; one that was slow but delivered everything does not.
 	status := run.StatusComplete
 	var reasons []string
+	c.missing = make([]string, len(c.agents))
+	last := c.lastClusterSeq()
 	for _, a := range c.agents {
+		miss := c.missingIntervals(a, last)
+		c.missing[a.idx] = formatSeqs(miss)
+		selfStopped := a.final != nil && a.final.Stopped != "" && a.final.Stopped != c.stopReason
 		switch {
 		case a.lost:
 			reasons = append(reasons, fmt.Sprintf("agent %d (%s) lost: %s", a.idx, a.addr, a.lostFor))
@@ -821,10 +874,15 @@ func (c *Coordinator) finish() *run.Outcome {
 			reasons = append(reasons, fmt.Sprintf("agent %d (%s) failed: %s", a.idx, a.addr, a.failed))
 		case a.final == nil:
 			reasons = append(reasons, fmt.Sprintf("agent %d (%s) did not report its end", a.idx, a.addr))
-		case !a.settled(c.m):
+		case selfStopped:
+			reasons = append(reasons, fmt.Sprintf("agent %d (%s) stopped its own load: %s", a.idx, a.addr, a.final.Stopped))
+		case len(miss) > 0:
 			reasons = append(reasons, fmt.Sprintf("agent %d (%s): intervals missing", a.idx, a.addr))
 		case a.final.Operations != a.ops:
 			reasons = append(reasons, fmt.Sprintf("agent %d (%s) measured %d operations but %d arrived", a.idx, a.addr, a.final.Operations, a.ops))
+		}
+		if len(miss) > 0 && (a.lost || a.failed != "" || a.final == nil || selfStopped) {
+			reasons[len(reasons)-1] += fmt.Sprintf(" (intervals %s not measured)", c.missing[a.idx])
 		}
 	}
 	if len(reasons) > 0 {
@@ -855,6 +913,57 @@ func (c *Coordinator) finish() *run.Outcome {
 	}
 	return &run.Outcome{RunTime: time.Duration(end - start), Total: c.m.cum, WarmupOps: warm, Status: status,
 		Reasons: reasons, Notes: c.notes, Err: err}
+}
+
+// lastClusterSeq is the last interval of the run: the highest any agent
+// reported in its final account or delivered.
+func (c *Coordinator) lastClusterSeq() int64 {
+	var last int64
+	for _, a := range c.agents {
+		last = max(last, a.lastSeq)
+		if a.final != nil {
+			last = max(last, a.final.Intervals)
+		}
+	}
+	return last
+}
+
+// missingIntervals lists the seqs of agent a's share that were not
+// measured: gaps among what it reported, and, when it did not run to the
+// end with the others (lost, failed, stopped by itself), every interval
+// after its last.
+func (c *Coordinator) missingIntervals(a *agentRun, last int64) []int64 {
+	upTo := last
+	if a.final != nil && (a.final.Stopped == "" || a.final.Stopped == c.stopReason) && !a.lost && a.failed == "" {
+		// It ran to its own end: a budget share can end an interval
+		// earlier than another agent's, which is not a gap.
+		upTo = a.final.Intervals
+	}
+	var miss []int64
+	for seq := int64(1); seq <= upTo; seq++ {
+		if !c.m.has(a.idx, seq) {
+			miss = append(miss, seq)
+		}
+	}
+	return miss
+}
+
+// formatSeqs writes sequence numbers as ranges: "3, 7-16".
+func formatSeqs(seqs []int64) string {
+	var parts []string
+	for i := 0; i < len(seqs); {
+		j := i
+		for j+1 < len(seqs) && seqs[j+1] == seqs[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.FormatInt(seqs[i], 10))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", seqs[i], seqs[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (c *Coordinator) noneCompleted() bool {

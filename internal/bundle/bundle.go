@@ -123,8 +123,12 @@ type Agent struct {
 	Intervals     int            `json:"intervals_received"`
 	Operations    int64          `json:"operations_received"`
 	CPUSeconds    float64        `json:"cpu_seconds"`
-	Final         *Final         `json:"final,omitempty"`
-	Summary       []SeriesStats  `json:"summary,omitempty"`
+	// MissingIntervals lists the run's intervals this agent's share was
+	// not measured in ("7-16", "3, 5"): empty when it was measured for
+	// the whole run.
+	MissingIntervals string        `json:"missing_intervals,omitempty"`
+	Final            *Final        `json:"final,omitempty"`
+	Summary          []SeriesStats `json:"summary,omitempty"`
 }
 
 // Final is an agent's own end-of-run account.

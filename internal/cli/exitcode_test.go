@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -174,4 +176,33 @@ func startAgent(t *testing.T, ctx context.Context) string {
 		t.Fatal("agent did not start")
 	}
 	return ""
+}
+
+// The operator's second Ctrl-C aborts: operations in flight are cancelled
+// and counted under their own return code, never as OK with a cut-short
+// latency; the run still reports and exits 4.
+func TestSecondInterruptCountsCancelled(t *testing.T) {
+	notify := func(c chan<- os.Signal, _ ...os.Signal) {
+		go func() {
+			time.Sleep(400 * time.Millisecond)
+			c <- os.Interrupt
+			time.Sleep(50 * time.Millisecond)
+			c <- os.Interrupt
+		}()
+	}
+	dir := filepath.Join(t.TempDir(), "bundle")
+	// Every call takes 300 ms, so 4 threads always have calls in flight.
+	r := executeWithSignals(t, "", notify, quiet("run", "basic", "-P", "workloada", "-threads", "4", "-p", "operationcount=0",
+		"-p", "maxexecutiontime=30", "-p", "basicdb.simulatedelay=300", "-p", "basicdb.randomizedelay=false", "--results", dir)...)
+	require.Equal(t, int(exitcode.Aborted), r.code, r.stderr)
+	cancelled := regexp.MustCompile(`\[(READ|UPDATE)\], Return=CANCELLED, (\d+)`).FindAllStringSubmatch(r.stdout, -1)
+	var n int64
+	for _, m := range cancelled {
+		v, _ := strconv.ParseInt(m[2], 10, 64)
+		n += v
+	}
+	assert.Equal(t, int64(4), n, "the four calls in flight at the abort are CANCELLED:\n%s", r.stdout)
+	rj := readRunJSON(t, dir)
+	require.NotNil(t, rj)
+	assert.Equal(t, int(exitcode.Aborted), rj.ExitCode)
 }
