@@ -14,6 +14,10 @@ const (
 	Forbidden
 	ServiceUnavailable
 	BatchedOK
+	// Cancelled is ycsbctl's own: the operation was cut short by an abort
+	// (the operator's second Ctrl-C), so neither its result nor its
+	// latency says anything about the database.
+	Cancelled
 	// NumStatuses is the number of distinct statuses; arrays indexed by
 	// Status use it as their length.
 	NumStatuses
@@ -29,6 +33,7 @@ var statusNames = [NumStatuses]string{
 	Forbidden:          "FORBIDDEN",
 	ServiceUnavailable: "SERVICE_UNAVAILABLE",
 	BatchedOK:          "BATCHED_OK",
+	Cancelled:          "CANCELLED",
 }
 
 // String returns YCSB's name for the status (OK, ERROR, NOT_FOUND, ...).

@@ -24,6 +24,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/suite"
 )
 
@@ -141,7 +142,7 @@ func checkCampaignResults(t *testing.T, res string, agents int) {
 		for _, d := range campaignStepDirs {
 			b, err := bundle.Read(filepath.Join(res, db, d))
 			require.NoError(t, err)
-			assert.Equal(t, bundle.StatusComplete, b.Run.Status, "%s/%s", db, d)
+			assert.Equal(t, run.StatusComplete, b.Run.Status, "%s/%s", db, d)
 			assert.Len(t, b.Run.Agents, agents, "%s/%s", db, d)
 			for op, m := range b.Run.Summary.Returns {
 				for code, n := range m {

@@ -16,10 +16,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
-	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/report"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/suite"
 	"github.com/ycsbctl/ycsbctl/internal/workbook"
@@ -202,20 +202,17 @@ func checkPlan(gs *GlobalState, p *suite.Plan) error {
 		for k, v := range it.Props {
 			props.Set(k, v)
 		}
-		ph := engine.Run
+		ph := run.Run
 		if it.Kind == suite.KindLoad {
-			ph = engine.Load
+			ph = run.Load
 		}
 		key := fmt.Sprintf("%s\x00%v", it.DB.DB, props.Map())
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		if _, err := spec.Validate(it.DB.DB, props, ph); err != nil {
+		if _, err := spec.Parse(it.DB.DB, props, ph); err != nil {
 			return invalid(fmt.Errorf("step on line %d (%s, %s): %w", it.Step.Line, it.DB.Name, it.Name, err))
-		}
-		if _, err := parseLocalOptions(props); err != nil {
-			return fmt.Errorf("step on line %d (%s, %s): %w", it.Step.Line, it.DB.Name, it.Name, err)
 		}
 	}
 	return nil

@@ -20,6 +20,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/suite"
 	"github.com/ycsbctl/ycsbctl/internal/workbook"
 )
@@ -68,7 +69,7 @@ func TestSuiteEndToEnd(t *testing.T) {
 		for _, d := range smallDirs {
 			b, err := bundle.Read(filepath.Join(res, db, d))
 			require.NoError(t, err)
-			assert.Equal(t, bundle.StatusComplete, b.Run.Status, d)
+			assert.Equal(t, run.StatusComplete, b.Run.Status, d)
 			assert.Equal(t, db, b.Run.DB)
 			bundles[db+"/"+d] = b
 		}
@@ -297,7 +298,7 @@ steps:
 	assert.True(t, st.Interrupted)
 	b, err := bundle.Read(filepath.Join(res, "basic", "03-run-workloada"))
 	require.NoError(t, err)
-	assert.Equal(t, bundle.StatusAborted, b.Run.Status)
+	assert.Equal(t, run.StatusAborted, b.Run.Status)
 	ids := map[string]string{}
 	for _, d := range []string{"01-load-workloada", "02-run-workloadc"} {
 		b, err := bundle.Read(filepath.Join(res, "basic", d))
@@ -319,7 +320,7 @@ steps:
 	for _, d := range []string{"03-run-workloada", "04-run-workloadc"} {
 		b, err := bundle.Read(filepath.Join(res, "basic", d))
 		require.NoError(t, err)
-		assert.Equal(t, bundle.StatusComplete, b.Run.Status, d)
+		assert.Equal(t, run.StatusComplete, b.Run.Status, d)
 	}
 	logsAfter, _ := os.ReadDir(filepath.Join(res, "logs"))
 	assert.Equal(t, len(logsBefore)+2, len(logsAfter), "only the two missing steps ran")

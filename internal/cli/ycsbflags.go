@@ -69,7 +69,7 @@ func (f *ycsbFlags) resolve(gs *GlobalState, cmd *cobra.Command) (*properties.Pr
 			if f.target < 0 {
 				return nil, invalid(fmt.Errorf("flag -target %g: expected a non-negative ops/s rate", f.target))
 			}
-			cl.Set(spec.PropTarget, strconv.FormatFloat(f.target, 'f', -1, 64))
+			cl.Set(spec.PropTarget, strconv.FormatFloat(f.target, 'g', -1, 64))
 		}
 		if f.status {
 			cl.Set("status", "true")

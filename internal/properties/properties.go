@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 )
 
 // Properties is an ordered-insensitive string map with typed accessors.
@@ -105,6 +107,10 @@ func (e *Error) Error() string {
 	}
 	return fmt.Sprintf("property %q=%q: expected %s", e.Property, e.Value, e.Expected)
 }
+
+// ExitCode says that a rejected property is an invalid configuration:
+// nothing was sent to a database.
+func (e *Error) ExitCode() exitcode.Code { return exitcode.InvalidConfig }
 
 // Int64 returns k as an int64 (def when unset).
 func (p *Properties) Int64(k string, def int64) (int64, error) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 )
 
 // Files the suite keeps in its results directory.
@@ -110,5 +111,5 @@ func WriteState(dir string, s *State) error {
 // normally: what --resume skips.
 func BundleComplete(dir string) bool {
 	b, err := bundle.Read(dir)
-	return err == nil && b.Run.Status == bundle.StatusComplete && b.Run.ExitCode == 0
+	return err == nil && b.Run.Status == run.StatusComplete && b.Run.ExitCode == 0
 }

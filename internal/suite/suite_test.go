@@ -17,6 +17,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 )
 
 const example = `name: small-comparison
@@ -207,7 +208,7 @@ func (f *fakeExec) Execute(_ context.Context, args []string) int {
 			if f.tput != nil {
 				tp = f.tput(args)
 			}
-			if err := bundle.WriteRun(dir, &bundle.Run{Status: bundle.StatusComplete, Summary: bundle.Summary{Throughput: tp}}); err != nil {
+			if err := bundle.WriteRun(dir, &bundle.Run{Status: run.StatusComplete, Summary: bundle.Summary{Throughput: tp}}); err != nil {
 				panic(err)
 			}
 		}
@@ -322,7 +323,7 @@ steps:
 			// one, as a run failing on its error rate does: --resume
 			// still runs it again, because the suite recorded it failed.
 			require.NoError(t, os.MkdirAll(filepath.Join(dir, st.Steps[0].Dir), 0o755))
-			require.NoError(t, bundle.WriteRun(filepath.Join(dir, st.Steps[0].Dir), &bundle.Run{Status: bundle.StatusComplete}))
+			require.NoError(t, bundle.WriteRun(filepath.Join(dir, st.Steps[0].Dir), &bundle.Run{Status: run.StatusComplete}))
 			ex2 := &fakeExec{}
 			r2 := &Runner{Plan: mustPlan(t, src), Dir: dir, Exec: ex2, Clock: clock.NewReal(), Resume: true}
 			_, c2 := r2.Run(context.Background())

@@ -94,7 +94,7 @@ func (d *Data) OverallRows() [][]Cell {
 	for _, s := range d.Steps {
 		r := s.Bundle.Run
 		props := r.Config.Properties
-		status := r.Status
+		status := string(r.Status)
 		if s.State.Status == suite.StatusFailed {
 			status = "failed (exit " + strconv.Itoa(s.State.ExitCode) + ")"
 		}

@@ -61,6 +61,12 @@ func New(p *properties.Properties, clk clock.Clock) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
+	return NewFromConfig(cfg, clk)
+}
+
+// NewFromConfig builds a workload from an already parsed configuration,
+// so a process that validated its properties does not parse them again.
+func NewFromConfig(cfg *Config, clk clock.Clock) (*Workload, error) {
 	if clk == nil {
 		clk = clock.NewReal()
 	}
@@ -319,9 +325,14 @@ func (wk *Worker) readFieldSet() []string {
 	return wk.oneField
 }
 
-// measure records one database call that started at t0 (Nanotime).
-func (wk *Worker) measure(op measurement.Op, st adapters.Status, t0 int64) {
+// measure records one database call that started at t0 (Nanotime). A call
+// whose context was cancelled under it (an abort) is counted as CANCELLED,
+// whatever it returned: its latency was cut short.
+func (wk *Worker) measure(ctx context.Context, op measurement.Op, st adapters.Status, t0 int64) {
 	t1 := wk.clock.Nanotime()
+	if ctx.Err() != nil {
+		st = adapters.Cancelled
+	}
 	intended := wk.Intended
 	if intended == 0 || intended > t0 {
 		intended = t0
@@ -346,7 +357,7 @@ func (wk *Worker) DoInsert(ctx context.Context) bool {
 	for attempt := int64(0); ; attempt++ {
 		t0 := wk.clock.Nanotime()
 		st = wk.db.Insert(ctx, cfg.Table, key, values)
-		wk.measure(measurement.Insert, st, t0)
+		wk.measure(ctx, measurement.Insert, st, t0)
 		if st.IsOK() || attempt >= cfg.InsertRetryLimit || ctx.Err() != nil {
 			break
 		}
@@ -364,7 +375,7 @@ func (wk *Worker) DoInsert(ctx context.Context) bool {
 }
 
 // NeedsBatchWarning reports (once) that batching was asked for but the
-// binding cannot batch.
+// adapter cannot batch.
 func (wk *Worker) NeedsBatchWarning() bool {
 	if wk.w.Cfg.BatchSize <= 1 || wk.warnedBatch {
 		return false
@@ -415,7 +426,7 @@ func (wk *Worker) FlushBatch(ctx context.Context) bool {
 	wk.batchN = 0
 	t0 := wk.clock.Nanotime()
 	st := b.BatchInsert(ctx, wk.w.Cfg.Table, wk.batchKeys[:n], wk.batchValues[:n])
-	wk.measure(measurement.Insert, st, t0)
+	wk.measure(ctx, measurement.Insert, st, t0)
 	for i := 1; i < n; i++ {
 		if st.IsOK() {
 			wk.rec.CountStatus(measurement.Insert, adapters.BatchedOK)
@@ -455,7 +466,7 @@ func (wk *Worker) doRead(ctx context.Context) {
 	wk.record.Reset()
 	t0 := wk.clock.Nanotime()
 	st := wk.db.Read(ctx, wk.w.Cfg.Table, key, fields, &wk.record)
-	wk.measure(measurement.Read, st, t0)
+	wk.measure(ctx, measurement.Read, st, t0)
 	if wk.w.Cfg.DataIntegrity && st.IsOK() {
 		wk.verify(key)
 	}
@@ -466,7 +477,7 @@ func (wk *Worker) doUpdate(ctx context.Context) {
 	values := wk.updateValues(key)
 	t0 := wk.clock.Nanotime()
 	st := wk.db.Update(ctx, wk.w.Cfg.Table, key, values)
-	wk.measure(measurement.Update, st, t0)
+	wk.measure(ctx, measurement.Update, st, t0)
 }
 
 func (wk *Worker) doTxInsert(ctx context.Context) {
@@ -475,7 +486,7 @@ func (wk *Worker) doTxInsert(ctx context.Context) {
 	values := wk.allValues(key)
 	t0 := wk.clock.Nanotime()
 	st := wk.db.Insert(ctx, wk.w.Cfg.Table, key, values)
-	wk.measure(measurement.Insert, st, t0)
+	wk.measure(ctx, measurement.Insert, st, t0)
 	// YCSB acknowledges the key even when the insert failed, so that the
 	// read limit keeps moving.
 	if err := wk.w.txInserts.Acknowledge(seq); err != nil {
@@ -493,14 +504,14 @@ func (wk *Worker) doScan(ctx context.Context) {
 	wk.rows.Reset()
 	t0 := wk.clock.Nanotime()
 	st := wk.db.Scan(ctx, wk.w.Cfg.Table, key, int(n), fields, &wk.rows)
-	wk.measure(measurement.Scan, st, t0)
+	wk.measure(ctx, measurement.Scan, st, t0)
 }
 
 func (wk *Worker) doDelete(ctx context.Context) {
 	key := wk.buildKey(wk.nextKeynum())
 	t0 := wk.clock.Nanotime()
 	st := wk.db.Delete(ctx, wk.w.Cfg.Table, key)
-	wk.measure(measurement.Delete, st, t0)
+	wk.measure(ctx, measurement.Delete, st, t0)
 }
 
 // doRMW reads a record and writes it back, measuring the whole as
@@ -513,13 +524,13 @@ func (wk *Worker) doRMW(ctx context.Context) {
 	wk.record.Reset()
 	t0 := start
 	st := wk.db.Read(ctx, wk.w.Cfg.Table, key, fields, &wk.record)
-	wk.measure(measurement.Read, st, t0)
+	wk.measure(ctx, measurement.Read, st, t0)
 	if wk.w.Cfg.DataIntegrity && st.IsOK() {
 		wk.verify(key)
 	}
 	t0 = wk.clock.Nanotime()
 	st = wk.db.Update(ctx, wk.w.Cfg.Table, key, values)
-	wk.measure(measurement.Update, st, t0)
+	wk.measure(ctx, measurement.Update, st, t0)
 	end := wk.clock.Nanotime()
 	intended := wk.Intended
 	if intended == 0 || intended > start {
