@@ -71,7 +71,7 @@ unless --keep-going. The exit code is 0 only when every step passed.
   ycsbctl suite comparison2014 --db cassandra,mongodb -p recordcount=100000 --dry-run
   ycsbctl suite my-study.yaml --results results/study1
   ycsbctl suite report results/study1`,
-		Args: cobra.MaximumNArgs(1),
+		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSuite(gs, f, args)
 		},
@@ -92,7 +92,7 @@ func newSuitesCmd(gs *GlobalState) *cobra.Command {
 	return &cobra.Command{
 		Use:   "suites",
 		Short: "List the built-in suites usable with 'ycsbctl suite NAME'",
-		Args:  cobra.NoArgs,
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, s := range workloads.Suites() {
 				fmt.Fprintf(gs.Stdout, "%-16s %s\n", s.Name, s.Description)
@@ -106,7 +106,7 @@ func newSuiteReportCmd(gs *GlobalState) *cobra.Command {
 	return &cobra.Command{
 		Use:   "report DIR",
 		Short: "Write summary.xlsx, summary.csv and compare.html for a suite's results directory",
-		Args:  cobra.ExactArgs(1),
+		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := writeSuiteReports(gs, args[0]); err != nil {
 				return invalid(err)
