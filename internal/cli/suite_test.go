@@ -330,6 +330,14 @@ steps:
 	assert.Equal(t, suite.StatusResumed, st.Steps[0].Status)
 	assert.Equal(t, suite.StatusPassed, st.Steps[2].Status)
 	assert.FileExists(t, filepath.Join(res, "summary.xlsx"))
+
+	// Without FILE, --resume takes the copy kept in the results; all
+	// done now, nothing runs.
+	r = execute(t, "", "suite", "--resume", "--results", res)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, 4, strings.Count(r.stderr, "already complete, skipped"), r.stderr)
+	logsFinal, _ := os.ReadDir(filepath.Join(res, "logs"))
+	assert.Equal(t, len(logsAfter), len(logsFinal))
 }
 
 func TestSuiteBadFiles(t *testing.T) {
