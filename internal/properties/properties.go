@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ycsbctl/ycsbctl/internal/redact"
 )
 
 // Properties is an ordered-insensitive string map with typed accessors.
@@ -100,10 +102,12 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Value == "" {
+	// Error messages reach the terminal, logs and run.json: a secret's
+	// value is never quoted back.
+	if e.Value == "" || redact.SecretName(e.Property) {
 		return fmt.Sprintf("property %q: expected %s", e.Property, e.Expected)
 	}
-	return fmt.Sprintf("property %q=%q: expected %s", e.Property, e.Value, e.Expected)
+	return fmt.Sprintf("property %q=%q: expected %s", e.Property, redact.Text(e.Value), e.Expected)
 }
 
 // Int64 returns k as an int64 (def when unset).
