@@ -3,11 +3,13 @@ package coordinator
 import (
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/transport"
 )
 
 func agentsN(n int) []string {
@@ -139,5 +141,27 @@ func TestClusterLimit(t *testing.T) {
 		if got := ClusterLimit(100, c.acked); got != c.want {
 			t.Errorf("ClusterLimit(%v) = %d, want %d", c.acked, got, c.want)
 		}
+	}
+}
+
+// TestPlanRejectsPropertiesAgentsWouldRefuse: properties too large for an
+// agent's receive limit are a configuration error before anything is
+// sent; just below the limit they pass.
+func TestPlanRejectsPropertiesAgentsWouldRefuse(t *testing.T) {
+	big := func(n int) *properties.Properties {
+		p := properties.FromMap(map[string]string{"recordcount": "1000", "operationcount": "1000"})
+		for i := 0; n > 0; i++ {
+			v := strings.Repeat("x", min(n, 1<<20))
+			p.Set("pad."+strconv.Itoa(i), v)
+			n -= len(v)
+		}
+		return p
+	}
+	_, err := NewPlan(big(transport.MaxCoordinatorMessageBytes), engine.Run, agentsN(2), time.Second)
+	if err == nil || !strings.Contains(err.Error(), "MiB") || !strings.Contains(err.Error(), "-P files") {
+		t.Fatalf("oversized properties: %v", err)
+	}
+	if _, err := NewPlan(big(transport.MaxCoordinatorMessageBytes-64<<10), engine.Run, agentsN(2), time.Second); err != nil {
+		t.Fatalf("properties under the limit refused: %v", err)
 	}
 }
