@@ -196,6 +196,18 @@ func TestAgentRefusesUnauthenticatedBodies(t *testing.T) {
 	err = rawPing(ctx, cc, bigPing(64), auth...)
 	assert.NoError(t, err, "a small authenticated ping with an unknown field passes")
 
+	// Session messages other than Prepare have a limit of their own.
+	coord, err := transport.Dial(a.addr, nil, token, transport.Identity{Version: version.Version, Protocol: version.Protocol})
+	require.NoError(t, err)
+	defer coord.Close()
+	stream, err := pb.NewAgentClient(coord).Session(ctx)
+	require.NoError(t, err)
+	hb := &pb.Heartbeat{}
+	hb.ProtoReflect().SetUnknown(bigPing(1 << 20))
+	require.NoError(t, stream.Send(&pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Heartbeat{Heartbeat: hb}}))
+	_, err = stream.Recv()
+	assert.Equal(t, codes.ResourceExhausted, status.Code(err), "1 MiB heartbeat: %v", err)
+
 	require.NoError(t, ping(a.addr, token), "the agent still serves its coordinator")
 	assert.Less(t, a.statusKB(t, "VmHWM")-baseline, int64(100<<10), "peak RSS after authenticated oversized pings")
 }

@@ -210,7 +210,27 @@ func (g *Guard) Stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, 
 	if err := g.check(ss.Context()); err != nil {
 		return err
 	}
-	return h(srv, ss)
+	return h(srv, controlLimit{ss})
+}
+
+// maxControlBytes bounds every Session message but Prepare (Hello,
+// Start, Heartbeat, Ack, Stop, Release: a few dozen bytes each), which the
+// server-wide limit sized for Prepare would let reach 16 MiB.
+const maxControlBytes = 64 << 10
+
+// controlLimit applies maxControlBytes to a Session's messages.
+type controlLimit struct{ grpc.ServerStream }
+
+func (s controlLimit) RecvMsg(m any) error {
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	if cm, ok := m.(*pb.CoordinatorMsg); ok && cm.GetPrepare() == nil {
+		if n := proto.Size(cm); n > maxControlBytes {
+			return status.Errorf(codes.ResourceExhausted, "session message of %d bytes exceeds the limit of %d for anything but Prepare", n, maxControlBytes)
+		}
+	}
+	return nil
 }
 
 // ServerOptions returns the agent's gRPC server options: credentials (TLS
