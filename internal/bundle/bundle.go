@@ -249,8 +249,23 @@ func Redact(props map[string]string) map[string]string {
 
 // WriteRun writes run.json atomically (via a temporary file), so a crash
 // never leaves a truncated file that tools would misread.
+//
+// Whatever the caller passed, secrets are hidden here too (the redaction is
+// idempotent), so that run.json never depends on every writer remembering.
 func WriteRun(dir string, r *Run) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+	safe := *r
+	safe.Config.Properties = redact.Properties(r.Config.Properties)
+	safe.Config.CommandLine = redact.Args(r.Config.CommandLine)
+	safe.Error = redact.Text(r.Error)
+	safe.ExitReason = redact.Text(r.ExitReason)
+	if r.Agents != nil {
+		safe.Agents = make([]Agent, len(r.Agents))
+		for i, a := range r.Agents {
+			a.Error = redact.Text(a.Error)
+			safe.Agents[i] = a
+		}
+	}
+	b, err := json.MarshalIndent(&safe, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/redact"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 
 	// Every binding registers itself.
@@ -42,7 +43,9 @@ func Execute(gs *GlobalState) int {
 	}
 	if code != exitcode.OK || err != nil {
 		if !errors.Is(err, errSilent) {
-			fmt.Fprintf(gs.Stderr, "Error: %v\n", err)
+			// Errors can quote URLs and values from adapters and
+			// drivers; never print a secret in them.
+			fmt.Fprintf(gs.Stderr, "Error: %s\n", redact.Text(err.Error()))
 		}
 	}
 	return int(code)

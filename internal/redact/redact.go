@@ -23,7 +23,9 @@
 // Inside any value, two more rules apply: the password of a URL's
 // user:password@ part, and the value of every name=value or NAME:value
 // pair whose name is secret by the rule above (query parameters such as
-// ?tlsCertificateKeyFilePassword=x or AWS_SESSION_TOKEN:y).
+// ?tlsCertificateKeyFilePassword=x or AWS_SESSION_TOKEN:y). In running
+// text, outside a query string (after ? & or ;), the whole-word rule is
+// left out, so that "expected key=value" stays readable.
 package redact
 
 import (
@@ -52,6 +54,13 @@ func isSeparator(r rune) bool {
 // SecretName reports whether a property, flag or parameter of this name
 // holds a secret.
 func SecretName(name string) bool {
+	return secretName(name, true)
+}
+
+// secretName applies the rule; words=false leaves out the whole-word rule
+// (key, pass, pw, pwd), which is too eager for free text ("expected
+// key=value").
+func secretName(name string, words bool) bool {
 	lower := strings.ToLower(strings.TrimLeft(name, "-"))
 	if lower == "" {
 		return false
@@ -67,6 +76,9 @@ func SecretName(name string) bool {
 		if strings.Contains(n, p) {
 			return true
 		}
+	}
+	if !words {
+		return false
 	}
 	for _, w := range strings.FieldsFunc(lower, isSeparator) {
 		if secretWords[w] {
@@ -215,7 +227,10 @@ func params(s string) string {
 			continue // inside a value already hidden
 		}
 		name := s[m[2]:m[3]]
-		if !SecretName(name) {
+		// The whole-word rule (key, pass, ...) applies to query
+		// parameters (after ? & or ;), not to names in running text.
+		inQuery := m[0] < m[2] && strings.IndexByte("?&;", s[m[0]]) >= 0
+		if !secretName(name, inQuery) {
 			continue
 		}
 		vstart := m[1]
