@@ -153,6 +153,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown flag", a("-bogus"), []string{"bogus"}},
 		{"too many arguments", []string{"run", "basic", "extra", "-P", "workloada"}, []string{"accepts"}},
 		{"shell: unknown db", []string{"shell", "nosuchdb"}, []string{`"nosuchdb"`, "basic"}},
+		{"agent: non-loopback listen without TLS", []string{"agent", "--listen", "192.0.2.1:7420"}, []string{"--listen", "192.0.2.1", "--insecure-listen"}},
 		{"-P /dev/zero", a("-P", "/dev/zero"), []string{"-P", "/dev/zero", "binary", "text file"}},
 		{"-P binary file", a("-P", writeFile(t, dir, "app.bin", "recordcount=1\n\x7fELF\x02\x01\x00\x00")), []string{"-P", "app.bin", "binary", "line 2"}},
 		{"-P file over the size cap", a("-P", writeFile(t, dir, "huge.properties", strings.Repeat("# padding padding padding\n", properties.MaxFileBytes/26+1))), []string{"-P", "huge.properties", "4 MiB"}},
