@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"net"
 	"os"
 	"strconv"
@@ -28,6 +27,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ycsbctl/ycsbctl/internal/clock"
+	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
@@ -74,9 +75,9 @@ type Config struct {
 	// Version overrides version.Version in what this agent announces;
 	// tests use it to exercise the mismatch refusal.
 	Version string
-	// Observers, when set, is called for every run and its observers see
+	// Sink, when set, is called for every run and the sink it returns sees
 	// that run's intervals too (the agent's /metrics endpoint).
-	Observers func(db string, phase engine.Phase) []engine.Observer
+	Sink func(info run.Info, sp *spec.Spec) run.Sink
 }
 
 // ListenAddr resolves the address to bind: default port, default host,
@@ -190,8 +191,8 @@ type server struct {
 	self     transport.Identity
 	hostname string
 
-	mu  sync.Mutex
-	run *run
+	mu      sync.Mutex
+	current *heldRun
 	// runs counts runs not yet fully ended (database closed), so that
 	// shutdown waits for them.
 	runs sync.WaitGroup
@@ -204,7 +205,7 @@ func (s *server) Ping(ctx context.Context, req *pb.PingRequest) (*pb.PingRespons
 	recv := s.clk.Now().UnixNano()
 	resp := &pb.PingResponse{AgentReceiveUnixNs: recv, Version: s.self.Version, Protocol: s.self.Protocol, Hostname: s.hostname}
 	s.mu.Lock()
-	if r := s.run; r != nil {
+	if r := s.current; r != nil {
 		resp.BusyRun, resp.BusyCoordinator = r.id, r.coordinator
 	}
 	s.mu.Unlock()
@@ -214,7 +215,7 @@ func (s *server) Ping(ctx context.Context, req *pb.PingRequest) (*pb.PingRespons
 
 func (s *server) shutdown(reason string) {
 	s.mu.Lock()
-	r := s.run
+	r := s.current
 	s.mu.Unlock()
 	if r != nil {
 		r.end(reason, true)
@@ -222,10 +223,10 @@ func (s *server) shutdown(reason string) {
 }
 
 // drop forgets r if it is still the current run.
-func (s *server) drop(r *run) {
+func (s *server) drop(r *heldRun) {
 	s.mu.Lock()
-	if s.run == r {
-		s.run = nil
+	if s.current == r {
+		s.current = nil
 	}
 	s.mu.Unlock()
 }
@@ -262,7 +263,7 @@ func (s *server) Session(stream pb.Agent_SessionServer) error {
 		return status.Error(codes.InvalidArgument, "Hello without a run id")
 	}
 	s.mu.Lock()
-	r := s.run
+	r := s.current
 	switch {
 	case hello.Resume && (r == nil || r.id != hello.RunId):
 		s.mu.Unlock()
@@ -272,7 +273,7 @@ func (s *server) Session(stream pb.Agent_SessionServer) error {
 		return status.Errorf(codes.FailedPrecondition, "busy: running run %s for %s", r.id, r.coordinator)
 	case !hello.Resume:
 		r = newRun(s, hello)
-		s.run = r
+		s.current = r
 		s.cfg.Logf("run %s: accepted from %s as agent %d", r.id, r.coordinator, r.index)
 	default:
 		s.cfg.Logf("run %s: coordinator re-attached", r.id)

@@ -3,24 +3,25 @@ package agent
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/clock"
-	"github.com/ycsbctl/ycsbctl/internal/engine"
-	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/procstat"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/wire"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
 
-// run is the one benchmark an agent holds, from Hello to Release (or
+// heldRun is the one benchmark an agent holds, from Hello to Release (or
 // lease expiry). It outlives sessions: a broken stream detaches it, a
 // resumed one attaches again.
-type run struct {
+type heldRun struct {
 	srv         *server
 	clk         clock.Clock
 	id          string
@@ -49,14 +50,18 @@ type run struct {
 	done       bool
 	cpuLast    float64
 	cpuStart   float64
+	// metrics is this agent's own /metrics sink for the run (nil when
+	// --metrics-addr is not set); self describes the agent in it.
+	metrics run.Sink
+	self    run.SelfView
 	// preparing tracks an in-flight spec.Prepare: the database must be
 	// closed after it returns, never under it.
 	preparing sync.WaitGroup
 }
 
-func newRun(s *server, h *pb.Hello) *run {
+func newRun(s *server, h *pb.Hello) *heldRun {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &run{srv: s, clk: s.clk, id: h.RunId, coordinator: h.Coordinator, index: h.AgentIndex,
+	r := &heldRun{srv: s, clk: s.clk, id: h.RunId, coordinator: h.Coordinator, index: h.AgentIndex,
 		ctx: ctx, cancel: cancel, state: pb.RunState_RUN_STATE_IDLE, pending: map[int64]*pb.AgentMsg{}}
 	r.touch()
 	s.runs.Add(1)
@@ -64,19 +69,19 @@ func newRun(s *server, h *pb.Hello) *run {
 	return r
 }
 
-func (r *run) logf(format string, args ...any) {
+func (r *heldRun) logf(format string, args ...any) {
 	r.srv.cfg.Logf("run %s: "+format, append([]any{r.id}, args...)...)
 }
 
-func (r *run) touch() { r.lastHeard.Store(r.clk.Nanotime()) }
+func (r *heldRun) touch() { r.lastHeard.Store(r.clk.Nanotime()) }
 
-func (r *run) getState() pb.RunState {
+func (r *heldRun) getState() pb.RunState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.state
 }
 
-func (r *run) isDone() bool {
+func (r *heldRun) isDone() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.done
@@ -85,7 +90,7 @@ func (r *run) isDone() bool {
 // attach makes sess the run's stream: the hello reply first, then every
 // message the coordinator may have missed, in order, so that a resumed
 // coordinator sees exactly what a never-disconnected one would have.
-func (r *run) attach(sess *session, hello *pb.AgentMsg) {
+func (r *heldRun) attach(sess *session, hello *pb.AgentMsg) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if old := r.sess; old != nil {
@@ -109,7 +114,7 @@ func (r *run) attach(sess *session, hello *pb.AgentMsg) {
 	}
 }
 
-func (r *run) detach(sess *session) {
+func (r *heldRun) detach(sess *session) {
 	r.mu.Lock()
 	if r.sess == sess {
 		r.sess = nil
@@ -120,13 +125,13 @@ func (r *run) detach(sess *session) {
 
 // send queues m on the attached session, if any; unacknowledged messages
 // are kept by the caller for resending.
-func (r *run) sendLocked(m *pb.AgentMsg) {
+func (r *heldRun) sendLocked(m *pb.AgentMsg) {
 	if r.sess != nil {
 		r.sess.enqueue(m)
 	}
 }
 
-func (r *run) send(m *pb.AgentMsg) {
+func (r *heldRun) send(m *pb.AgentMsg) {
 	r.mu.Lock()
 	r.sendLocked(m)
 	r.mu.Unlock()
@@ -135,7 +140,7 @@ func (r *run) send(m *pb.AgentMsg) {
 // watchLease aborts the run when the coordinator has been silent for the
 // lease. Load against a database must never outlive its coordinator by
 // more than that.
-func (r *run) watchLease() {
+func (r *heldRun) watchLease() {
 	lease := int64(r.srv.cfg.Lease)
 	tick := r.srv.cfg.Lease / 20
 	if tick > 250*time.Millisecond {
@@ -156,7 +161,7 @@ func (r *run) watchLease() {
 
 // end stops the run for good: aborts the load if it is running, closes
 // the database once the workers are gone, and frees the agent.
-func (r *run) end(reason string, abort bool) {
+func (r *heldRun) end(reason string, abort bool) {
 	r.mu.Lock()
 	if r.done {
 		r.mu.Unlock()
@@ -197,7 +202,7 @@ func (r *run) end(reason string, abort bool) {
 
 // handle processes one coordinator message; it returns true when the
 // session should end.
-func (r *run) handle(m *pb.CoordinatorMsg) bool {
+func (r *heldRun) handle(m *pb.CoordinatorMsg) bool {
 	switch x := m.Msg.(type) {
 	case *pb.CoordinatorMsg_Prepare:
 		r.mu.Lock()
@@ -249,13 +254,13 @@ func failed(idx int32, stage, reason string) *pb.AgentMsg {
 	return &pb.AgentMsg{Msg: &pb.AgentMsg_Failed{Failed: &pb.Failed{AgentIndex: idx, Stage: stage, Reason: reason}}}
 }
 
-func (r *run) prepare(m *pb.Prepare) {
-	var phase engine.Phase
+func (r *heldRun) prepare(m *pb.Prepare) {
+	var phase run.Phase
 	switch m.Phase {
 	case pb.Phase_PHASE_LOAD:
-		phase = engine.Load
+		phase = run.Load
 	case pb.Phase_PHASE_RUN:
-		phase = engine.Run
+		phase = run.Run
 	default:
 		r.failPrepare(fmt.Errorf("unknown phase %v", m.Phase))
 		return
@@ -265,11 +270,19 @@ func (r *run) prepare(m *pb.Prepare) {
 		props.Set(k, v)
 	}
 	r.logf("preparing %s %s (agent %d of %d)", phase, m.Db, m.AgentIndex, m.AgentCount)
-	observers := []engine.Observer{r}
-	if r.srv.cfg.Observers != nil {
-		observers = append(observers, r.srv.cfg.Observers(m.Db, phase)...)
+	// The properties are parsed once, here; the coordinator validated the
+	// same set before sending it.
+	sp, err := spec.Parse(m.Db, props, phase)
+	if err != nil {
+		r.failPrepare(err)
+		return
 	}
-	p, err := spec.Prepare(r.ctx, m.Db, props, phase, r.clk, func(f string, a ...any) { r.logf(f, a...) }, observers...)
+	if r.srv.cfg.Sink != nil {
+		r.metrics = r.srv.cfg.Sink(run.Info{RunID: r.id, Mode: run.ModeDistributed, Command: "agent " + phase.String(), Started: r.clk.Now()}, sp)
+		host, _ := os.Hostname()
+		r.self = run.SelfView{Name: host, Hostname: host}
+	}
+	p, err := spec.Prepare(r.ctx, sp, r.clk, func(f string, a ...any) { r.logf(f, a...) }, r)
 	if err != nil {
 		r.failPrepare(err)
 		return
@@ -286,12 +299,12 @@ func (r *run) prepare(m *pb.Prepare) {
 		p.Runner.SetExternalLimit(r.limit.Load())
 	}
 	r.sendLocked(&pb.AgentMsg{Msg: &pb.AgentMsg_Prepared{Prepared: &pb.Prepared{
-		AgentIndex: r.index, Threads: int32(p.Runner.Threads()), OperationCount: p.Settings.OpCount,
+		AgentIndex: r.index, Threads: int32(p.Runner.Threads()), OperationCount: p.Spec.OpCount,
 	}}})
 	r.mu.Unlock()
 }
 
-func (r *run) failPrepare(err error) {
+func (r *heldRun) failPrepare(err error) {
 	r.logf("prepare failed: %v", err)
 	r.mu.Lock()
 	r.state = pb.RunState_RUN_STATE_FINISHED
@@ -299,7 +312,7 @@ func (r *run) failPrepare(err error) {
 	r.mu.Unlock()
 }
 
-func (r *run) start(m *pb.Start) {
+func (r *heldRun) start(m *pb.Start) {
 	r.mu.Lock()
 	if r.state != pb.RunState_RUN_STATE_READY {
 		st := r.state
@@ -311,8 +324,9 @@ func (r *run) start(m *pb.Start) {
 	}
 	r.state = pb.RunState_RUN_STATE_RUNNING
 	p := r.prepared
-	r.cpuStart = cpuSeconds()
+	r.cpuStart = procstat.CPUSeconds()
 	r.cpuLast = r.cpuStart
+	r.self.Begin(r.cpuStart)
 	r.mu.Unlock()
 
 	at := time.Unix(0, m.StartUnixNs)
@@ -343,9 +357,9 @@ func (r *run) start(m *pb.Start) {
 	go r.awaitResult(p)
 }
 
-func (r *run) awaitResult(p *spec.Prepared) {
+func (r *heldRun) awaitResult(p *spec.Prepared) {
 	res := p.Runner.Wait()
-	cpu := cpuSeconds()
+	cpu := procstat.CPUSeconds()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f := &pb.Final{
@@ -366,7 +380,7 @@ func stoppedSuffix(s string) string {
 	return " (stopped: " + s + ")"
 }
 
-func (r *run) stop(m *pb.Stop) {
+func (r *heldRun) stop(m *pb.Stop) {
 	r.mu.Lock()
 	state := r.state
 	p := r.prepared
@@ -392,10 +406,15 @@ func (r *run) stop(m *pb.Stop) {
 	}
 }
 
-// OnInterval implements engine.Observer: every measured interval becomes
-// a record, kept until acknowledged. It runs on the engine's reporter
+// OnInterval is the engine's sink: every measured interval becomes a
+// record, kept until acknowledged. It runs on the engine's reporter
 // goroutine, so it only encodes and queues.
-func (r *run) OnInterval(iv, _ *measurement.Interval, p engine.Progress) {
+func (r *heldRun) OnInterval(u *run.Update) {
+	if r.metrics != nil {
+		r.self.Describe(u, procstat.CPUSeconds())
+		r.metrics.OnInterval(u)
+	}
+	iv, p := u.Interval, u.Progress
 	r.lagNs.Store(int64(p.Lag))
 	if p.Warmup {
 		r.warmupOps.Store(p.WarmupOps)
@@ -406,7 +425,7 @@ func (r *run) OnInterval(iv, _ *measurement.Interval, p engine.Progress) {
 		r.logf("encoding interval %d: %v", iv.Seq, err)
 		return
 	}
-	cpu := cpuSeconds()
+	cpu := procstat.CPUSeconds()
 	rec.LagNs = int64(p.Lag)
 	rec.Final = p.Final
 	r.mu.Lock()
@@ -425,7 +444,7 @@ func (r *run) OnInterval(iv, _ *measurement.Interval, p engine.Progress) {
 }
 
 // heartbeats sends a heartbeat every second while sess is attached.
-func (r *run) heartbeats(sess *session) {
+func (r *heldRun) heartbeats(sess *session) {
 	for {
 		select {
 		case <-sess.ctx.Done():

@@ -6,18 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
-	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/sink/hlog"
-	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
 	"github.com/ycsbctl/ycsbctl/internal/wire"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
@@ -108,30 +104,27 @@ func (s *spool) close() {
 	_ = os.Remove(s.path)
 }
 
-// writeBundle writes run.json, summary.txt and merged.hlog in the layout
-// of package bundle, which reads them back (ycsbctl report/compare) and
-// which single-host runs write too.
-func (c *coord) writeBundle(status string, reasons []string, code exitcode.Code, runErr error, sum *ycsbtext.Summary) error {
-	dir := c.s.ResultsDir
+// Record adds what only the coordinator knows to the run bundle: the plan,
+// the agents (offsets, round trips, start skew, finals), the per-interval
+// merged and per-agent statistics, and merged.hlog, all rebuilt from the
+// spool so that late records are included. The session writes run.json.
+func (c *Coordinator) Record(rep *bundle.Run) error {
+	if c.spool == nil {
+		return fmt.Errorf("no results were recorded")
+	}
+	defer c.spool.close()
 	start, _ := c.window()
-	host, _ := os.Hostname()
-	rep := &bundle.Run{
-		RunID: c.runID, Tool: "ycsbctl", Version: c.self.Version, Protocol: c.self.Protocol,
-		Status: status, StatusReasons: reasons, ExitCode: int(code), ExitReason: code.String(),
-		DB: c.s.DB, Phase: c.s.Phase.String(), Label: c.s.Label, Mode: "distributed",
-		StartedAt: c.startedWall, EndedAt: c.clk.Now(), PlannedStart: time.Unix(0, c.plannedStart),
-		Config: bundle.Config{
-			Properties: bundle.Redact(c.s.Props.Map()), Agents: c.s.agents, OnAgentLoss: c.s.OnAgentLoss,
-			IntervalNs: int64(c.s.Interval), TLS: c.s.TLS.Enabled(), Token: c.s.Token != "",
-			MaxClockOffsetNs: int64(c.s.MaxClockOffset), AgentTimeoutNs: int64(c.s.AgentTimeout), Exporter: c.s.exporter,
-			CommandLine: bundle.RedactArgs(c.s.CommandLine),
-		},
-		Environment: &bundle.Environment{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()},
-		Plan:        c.s.plan, MergeSeconds: float64(c.mergeNs) / 1e9, LateRecords: c.m.late,
+	if c.plannedStart != 0 {
+		rep.PlannedStart = time.Unix(0, c.plannedStart)
 	}
-	if runErr != nil {
-		rep.Error = runErr.Error()
-	}
+	rep.Config.OnAgentLoss = c.s.OnAgentLoss
+	rep.Config.TLS = c.s.TLS.Enabled()
+	rep.Config.Token = c.s.Token != ""
+	rep.Config.MaxClockOffsetNs = int64(c.s.MaxClockOffset)
+	rep.Config.AgentTimeoutNs = int64(c.s.AgentTimeout)
+	rep.Plan = c.s.plan
+	rep.MergeSeconds = float64(c.mergeNs) / 1e9
+	rep.LateRecords = c.m.late
 
 	summaries, err := c.writeIntervals(rep, start)
 	if err != nil {
@@ -156,21 +149,7 @@ func (c *coord) writeBundle(status string, reasons []string, code exitcode.Code,
 		}
 		rep.Agents = append(rep.Agents, ar)
 	}
-
-	rep.Summary = bundle.Summary{RunTimeMs: sum.RunTime.Milliseconds(), Operations: sum.Total.Ops, WarmupOps: sum.Warmup,
-		Series: bundle.IntervalStats(sum.Total), Returns: bundle.Returns(sum.Total)}
-	if ms := sum.RunTime.Milliseconds(); ms > 0 {
-		rep.Summary.Throughput = float64(sum.Total.Ops) * 1000 / float64(ms)
-	}
-	var txt strings.Builder
-	if err := ycsbtext.Export(&txt, ycsbtext.TextExporter, sum); err != nil {
-		return err
-	}
-	rep.Summary.Lines = strings.Split(strings.TrimRight(txt.String(), "\n"), "\n")
-	if err := bundle.WriteSummary(dir, txt.String()); err != nil {
-		return err
-	}
-	return bundle.WriteRun(dir, rep)
+	return nil
 }
 
 // writeIntervals replays the spool in seq order: per-interval statistics
@@ -178,8 +157,8 @@ func (c *coord) writeBundle(status string, reasons []string, code exitcode.Code,
 // agent's own V2 bytes, not re-encoded) plus a merged ".all" line. It
 // returns each agent's whole-run statistics, accumulated in sparse form
 // (a dense histogram per agent and series would cost 270 KB each).
-func (c *coord) writeIntervals(rep *bundle.Run, start int64) ([][]bundle.SeriesStats, error) {
-	hf, err := os.Create(filepath.Join(c.s.ResultsDir, FileHlog))
+func (c *Coordinator) writeIntervals(rep *bundle.Run, start int64) ([][]bundle.SeriesStats, error) {
+	hf, err := os.Create(filepath.Join(c.s.Spec.Output.ResultsDir, FileHlog))
 	if err != nil {
 		return nil, err
 	}

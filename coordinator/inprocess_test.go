@@ -18,9 +18,9 @@ import (
 	"github.com/ycsbctl/ycsbctl/agent"
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
-	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
@@ -34,14 +34,14 @@ type runResult struct {
 	dir    string
 }
 
-func runCoord(t testing.TB, cfg Config) runResult {
+func runCoord(t testing.TB, cfg runConfig) runResult {
 	t.Helper()
 	var out, errb bytes.Buffer
 	cfg.Stdout, cfg.Stderr = &out, &errb
 	if cfg.ResultsDir == "" {
 		cfg.ResultsDir = t.TempDir()
 	}
-	code, err := Run(context.Background(), cfg)
+	code, err := runSession(context.Background(), cfg)
 	r := runResult{code: code, err: err, stdout: out.String(), stderr: errb.String(), dir: cfg.ResultsDir}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -72,7 +72,7 @@ func summaryValue(t testing.TB, text, metric, meas string) float64 {
 func TestInProcessLoadAndRun(t *testing.T) {
 	agents := []string{testAgent(t, agent.Config{}), testAgent(t, agent.Config{}), testAgent(t, agent.Config{})}
 
-	load := runCoord(t, Config{DB: "basic", Phase: engine.Load, Agents: agents, Props: properties.FromMap(baseProps(nil))})
+	load := runCoord(t, runConfig{DB: "basic", Phase: run.Load, Agents: agents, Props: properties.FromMap(baseProps(nil))})
 	if load.code != exitcode.OK {
 		t.Fatalf("load: %v %v", load.code, load.err)
 	}
@@ -80,7 +80,7 @@ func TestInProcessLoadAndRun(t *testing.T) {
 		t.Fatalf("load inserted %v, want 3000", got)
 	}
 	rep := readReport(t, load.dir)
-	if rep.Status != statusComplete || rep.Summary.Operations != 3000 {
+	if rep.Status != run.StatusComplete || rep.Summary.Operations != 3000 {
 		t.Fatalf("load report: %s %d", rep.Status, rep.Summary.Operations)
 	}
 	// Each agent loaded its own contiguous third.
@@ -91,7 +91,7 @@ func TestInProcessLoadAndRun(t *testing.T) {
 	}
 
 	// Paced so the run spans several 0.2 s intervals.
-	run := runCoord(t, Config{DB: "basic", Phase: engine.Run, Agents: agents, Status: true, Label: "T ",
+	run := runCoord(t, runConfig{DB: "basic", Phase: run.Run, Agents: agents, Status: true, Label: "T ",
 		Props: properties.FromMap(baseProps(map[string]string{"target": "3000", "readproportion": "0.5", "updateproportion": "0.3", "insertproportion": "0.2"}))})
 	if run.code != exitcode.OK {
 		t.Fatalf("run: %v %v", run.code, run.err)
@@ -244,7 +244,7 @@ func TestInProcessTokenAndTLS(t *testing.T) {
 	props := properties.FromMap(baseProps(map[string]string{"recordcount": "300", "operationcount": "300"}))
 	client := &transport.TLSFiles{Cert: c.client, Key: c.clientKey, CA: c.ca}
 
-	r := runCoord(t, Config{DB: "basic", Phase: engine.Load, Agents: []string{secured}, Props: props, TLS: client, Token: "s3cret-token"})
+	r := runCoord(t, runConfig{DB: "basic", Phase: run.Load, Agents: []string{secured}, Props: props, TLS: client, Token: "s3cret-token"})
 	if r.code != exitcode.OK {
 		t.Fatalf("mTLS + token run: %v %v", r.code, r.err)
 	}
@@ -261,7 +261,7 @@ func TestInProcessTokenAndTLS(t *testing.T) {
 		{"agent cert not trusted", &transport.TLSFiles{Cert: c.client, Key: c.clientKey, CA: c.otherCA}, "s3cret-token", "TLS handshake failed"},
 	}
 	for _, tc := range cases {
-		r := runCoord(t, Config{DB: "basic", Phase: engine.Load, Agents: []string{secured}, Props: props, TLS: tc.tls, Token: tc.token})
+		r := runCoord(t, runConfig{DB: "basic", Phase: run.Load, Agents: []string{secured}, Props: props, TLS: tc.tls, Token: tc.token})
 		if r.code != exitcode.Failure || r.err == nil || !strings.Contains(r.err.Error(), tc.want) {
 			t.Errorf("%s: code %v err %v, want failure mentioning %q", tc.name, r.code, r.err, tc.want)
 		}
@@ -269,7 +269,7 @@ func TestInProcessTokenAndTLS(t *testing.T) {
 	// An agent presenting a certificate from another CA is refused by
 	// the coordinator.
 	rogueAgent := testAgent(t, agent.Config{TLS: &transport.TLSFiles{Cert: c.rogueSrv, Key: c.rogueSrK, CA: c.ca}})
-	r = runCoord(t, Config{DB: "basic", Phase: engine.Load, Agents: []string{rogueAgent}, Props: props, TLS: client})
+	r = runCoord(t, runConfig{DB: "basic", Phase: run.Load, Agents: []string{rogueAgent}, Props: props, TLS: client})
 	if r.code != exitcode.Failure || !strings.Contains(r.err.Error(), "TLS handshake failed") {
 		t.Errorf("rogue agent: %v %v", r.code, r.err)
 	}
@@ -277,7 +277,7 @@ func TestInProcessTokenAndTLS(t *testing.T) {
 
 func TestInProcessVersionMismatch(t *testing.T) {
 	addr := testAgent(t, agent.Config{Version: "v9.9.9"})
-	r := runCoord(t, Config{DB: "basic", Phase: engine.Load, Agents: []string{addr}, Props: properties.FromMap(baseProps(nil))})
+	r := runCoord(t, runConfig{DB: "basic", Phase: run.Load, Agents: []string{addr}, Props: properties.FromMap(baseProps(nil))})
 	want := "version mismatch: coordinator runs ycsbctl " + version.Version + " (protocol 1), agent runs ycsbctl v9.9.9 (protocol 1)"
 	if r.code != exitcode.Failure || r.err == nil || !strings.Contains(r.err.Error(), want) {
 		t.Fatalf("got %v %v, want %q", r.code, r.err, want)
@@ -289,16 +289,16 @@ func TestInvalidConfigRefusedBeforeContact(t *testing.T) {
 	nobody := "127.0.0.1:1"
 	props := properties.FromMap(baseProps(nil))
 	cases := []struct {
-		cfg  Config
+		cfg  runConfig
 		want string
 	}{
-		{Config{DB: "basic", Props: props}, "--agents"},
-		{Config{DB: "basic", Props: props, Agents: []string{nobody, "127.0.0.1:1"}}, "--agents: duplicate"},
-		{Config{DB: "basic", Props: props, Agents: []string{"127.0.0.1"}, OnAgentLoss: "retry"}, "--on-agent-loss"},
-		{Config{DB: "nosuchdb", Props: props, Agents: []string{nobody}}, "unknown database"},
-		{Config{DB: "basic", Props: properties.FromMap(baseProps(map[string]string{"threadcount": "0"})), Agents: []string{nobody}}, "threadcount"},
-		{Config{DB: "basic", Props: properties.FromMap(baseProps(map[string]string{"operationcount": "2"})), Agents: []string{nobody, "127.0.0.2:1", "127.0.0.3:1"}, Phase: engine.Run}, "operationcount"},
-		{Config{DB: "basic", Props: props, Agents: []string{nobody}, TLS: &transport.TLSFiles{Cert: "x"}}, "--tls-cert, --tls-key and --tls-ca"},
+		{runConfig{DB: "basic", Props: props}, "--agents"},
+		{runConfig{DB: "basic", Props: props, Agents: []string{nobody, "127.0.0.1:1"}}, "--agents: duplicate"},
+		{runConfig{DB: "basic", Props: props, Agents: []string{"127.0.0.1"}, OnAgentLoss: "retry"}, "--on-agent-loss"},
+		{runConfig{DB: "nosuchdb", Props: props, Agents: []string{nobody}}, "unknown database"},
+		{runConfig{DB: "basic", Props: properties.FromMap(baseProps(map[string]string{"threadcount": "0"})), Agents: []string{nobody}}, "threadcount"},
+		{runConfig{DB: "basic", Props: properties.FromMap(baseProps(map[string]string{"operationcount": "2"})), Agents: []string{nobody, "127.0.0.2:1", "127.0.0.3:1"}, Phase: run.Run}, "operationcount"},
+		{runConfig{DB: "basic", Props: props, Agents: []string{nobody}, TLS: &transport.TLSFiles{Cert: "x"}}, "--tls-cert, --tls-key and --tls-ca"},
 	}
 	for _, tc := range cases {
 		r := runCoord(t, tc.cfg)
@@ -321,7 +321,7 @@ func (o offsetClock) Now() time.Time { return o.Real.Now().Add(o.off) }
 
 func TestInProcessClockOffset(t *testing.T) {
 	far := testAgent(t, agent.Config{Clock: offsetClock{clock.NewReal(), 2 * time.Second}})
-	r := runCoord(t, Config{DB: "basic", Phase: engine.Load, Agents: []string{far}, Props: properties.FromMap(baseProps(nil))})
+	r := runCoord(t, runConfig{DB: "basic", Phase: run.Load, Agents: []string{far}, Props: properties.FromMap(baseProps(nil))})
 	if r.code != exitcode.Failure || !strings.Contains(r.err.Error(), "clock is 2") || !strings.Contains(r.err.Error(), "ahead of the coordinator's (limit 1s)") {
 		t.Fatalf("got %v %v", r.code, r.err)
 	}
@@ -329,7 +329,7 @@ func TestInProcessClockOffset(t *testing.T) {
 	// the agent's clock, so it still starts in lockstep.
 	near := testAgent(t, agent.Config{Clock: offsetClock{clock.NewReal(), 300 * time.Millisecond}})
 	plain := testAgent(t, agent.Config{})
-	r = runCoord(t, Config{DB: "basic", Phase: engine.Run, Agents: []string{near, plain},
+	r = runCoord(t, runConfig{DB: "basic", Phase: run.Run, Agents: []string{near, plain},
 		Props: properties.FromMap(baseProps(map[string]string{"target": "3000", "operationcount": "1500"}))})
 	if r.code != exitcode.OK {
 		t.Fatalf("%v %v", r.code, r.err)
@@ -363,7 +363,7 @@ func TestInProcessBusyAgent(t *testing.T) {
 	if _, err := st.Recv(); err != nil {
 		t.Fatal(err)
 	}
-	r := runCoord(t, Config{DB: "basic", Phase: engine.Load, Agents: []string{addr}, Props: properties.FromMap(baseProps(nil))})
+	r := runCoord(t, runConfig{DB: "basic", Phase: run.Load, Agents: []string{addr}, Props: properties.FromMap(baseProps(nil))})
 	if r.code != exitcode.Failure || !strings.Contains(r.err.Error(), "busy: running run run-1 for other coordinator") {
 		t.Fatalf("got %v %v", r.code, r.err)
 	}
@@ -371,7 +371,7 @@ func TestInProcessBusyAgent(t *testing.T) {
 
 func TestInProcessWarmupAndInterrupt(t *testing.T) {
 	agents := []string{testAgent(t, agent.Config{}), testAgent(t, agent.Config{})}
-	r := runCoord(t, Config{DB: "basic", Phase: engine.Run, Agents: agents,
+	r := runCoord(t, runConfig{DB: "basic", Phase: run.Run, Agents: agents,
 		Props: properties.FromMap(baseProps(map[string]string{"target": "2000", "operationcount": "1000", "warmupops": "200", "warmuptime": "0.3"}))})
 	if r.code != exitcode.OK {
 		t.Fatalf("%v %v", r.code, r.err)
@@ -394,13 +394,13 @@ func TestInProcessWarmupAndInterrupt(t *testing.T) {
 	var out, errb bytes.Buffer
 	dir := t.TempDir()
 	go func() { time.Sleep(1200 * time.Millisecond); cancel() }()
-	code, err := Run(ctx, Config{DB: "basic", Phase: engine.Run, Agents: agents, Stdout: &out, Stderr: &errb, ResultsDir: dir,
+	code, err := runSession(ctx, runConfig{DB: "basic", Phase: run.Run, Agents: agents, Stdout: &out, Stderr: &errb, ResultsDir: dir,
 		Props: properties.FromMap(baseProps(map[string]string{"target": "500", "operationcount": "0", "maxexecutiontime": "30"}))})
 	if code != exitcode.Aborted || err == nil {
 		t.Fatalf("interrupted run: %v %v\n%s", code, err, errb.String())
 	}
 	rep = readReport(t, dir)
-	if rep.Status != statusAborted || rep.Summary.Operations == 0 || rep.Summary.RunTimeMs > 5000 {
+	if rep.Status != run.StatusAborted || rep.Summary.Operations == 0 || rep.Summary.RunTimeMs > 5000 {
 		t.Fatalf("status %s ops %d runtime %d", rep.Status, rep.Summary.Operations, rep.Summary.RunTimeMs)
 	}
 	for _, a := range rep.Agents {
@@ -416,7 +416,7 @@ func TestInProcessWarmupAndInterrupt(t *testing.T) {
 func TestInProcessPrepareFailure(t *testing.T) {
 	good := testAgent(t, agent.Config{Properties: map[string]string{"embedded.dir": t.TempDir()}})
 	bad := testAgent(t, agent.Config{Properties: map[string]string{"embedded.dir": "/dev/null/cannot-exist"}})
-	r := runCoord(t, Config{DB: "embedded", Phase: engine.Load, Agents: []string{good, bad}, Props: properties.FromMap(baseProps(nil))})
+	r := runCoord(t, runConfig{DB: "embedded", Phase: run.Load, Agents: []string{good, bad}, Props: properties.FromMap(baseProps(nil))})
 	if r.code != exitcode.Failure || r.err == nil || !strings.Contains(r.err.Error(), "agent 1 ("+bad+"): failed to prepare: ") || !strings.Contains(r.err.Error(), "embedded.dir") {
 		t.Fatalf("got %v %v", r.code, r.err)
 	}

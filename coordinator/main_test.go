@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/agent"
-	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 )
 
@@ -89,11 +89,11 @@ func coordinatorMain() int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	phase := engine.Run
+	phase := run.Run
 	if c.Load {
-		phase = engine.Load
+		phase = run.Load
 	}
-	code, err := Run(ctx, Config{DB: c.DB, Phase: phase, Props: properties.FromMap(c.Props), Agents: c.Agents,
+	code, err := runSession(ctx, runConfig{DB: c.DB, Phase: phase, Props: properties.FromMap(c.Props), Agents: c.Agents,
 		ResultsDir: c.Results, OnAgentLoss: c.OnAgentLoss, TLS: c.TLS, Token: c.Token, Status: c.Status,
 		Stdout: os.Stdout, Stderr: os.Stderr})
 	if err != nil {

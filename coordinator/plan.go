@@ -8,8 +8,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/workload"
@@ -21,7 +21,7 @@ import (
 // same flags gives every agent the same share, and it is recorded in
 // run.json.
 type Plan struct {
-	Phase engine.Phase `json:"-"`
+	Phase run.Phase `json:"-"`
 	// PhaseName is "load" or "run".
 	PhaseName string `json:"phase"`
 	// Cluster-wide totals, as the user configured them.
@@ -54,37 +54,13 @@ type AgentPlan struct {
 	Props map[string]string `json:"-"`
 }
 
-// share splits n into k parts, the first n%k parts one larger (YCSB's
-// rule for splitting operations over threads).
-func share(n int64, k, i int) int64 {
-	if n <= 0 {
-		return 0
-	}
-	s := n / int64(k)
-	if int64(i) < n%int64(k) {
-		s++
-	}
-	return s
-}
-
-// NewPlan divides a validated configuration among agents, in the given
-// order. The properties must already have passed spec.Validate.
-func NewPlan(props *properties.Properties, phase engine.Phase, agents []string, interval time.Duration) (*Plan, error) {
+// NewPlan divides a parsed run among agents, in the given order.
+func NewPlan(s *spec.Spec, agents []string) (*Plan, error) {
 	n := len(agents)
 	if n == 0 {
 		return nil, fmt.Errorf("no agents (--agents)")
 	}
-	s, err := spec.ParseSettings(props, phase)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := workload.ParseConfig(props)
-	if err != nil {
-		return nil, err
-	}
-	if interval <= 0 {
-		interval = s.StatusInterval
-	}
+	cfg, props, phase, interval := s.Workload, s.Props, s.Phase, s.CutInterval
 	p := &Plan{
 		Phase: phase, PhaseName: phase.String(),
 		RecordCount: cfg.RecordCount, InsertStart: cfg.InsertStart, InsertCount: cfg.InsertCount,
@@ -97,26 +73,26 @@ func NewPlan(props *properties.Properties, phase engine.Phase, agents []string, 
 	// error rather than a silently unbounded agent.
 	if s.OpCount > 0 && s.OpCount < int64(n) {
 		prop := workload.PropOperationCount
-		if phase == engine.Load {
+		if phase == run.Load {
 			prop = workload.PropInsertCount
 		}
 		return nil, &properties.Error{Property: prop, Value: strconv.FormatInt(s.OpCount, 10),
 			Expected: fmt.Sprintf("at least one operation per agent (%d agents)", n)}
 	}
-	if phase == engine.Load && s.OpCount == 0 && !timed {
+	if phase == run.Load && s.OpCount == 0 && !timed {
 		return nil, &properties.Error{Property: workload.PropInsertCount, Value: "0", Expected: "a positive number of records to load"}
 	}
 	for i := 0; i < n; i++ {
 		a := AgentPlan{Index: i, Address: agents[i]}
-		a.OperationCount = share(s.OpCount, n, i)
-		a.WarmupOps = share(s.WarmupOps, n, i)
+		a.OperationCount = run.Share(s.OpCount, n, i)
+		a.WarmupOps = run.Share(s.WarmupOps, n, i)
 		a.Target = splitTarget(s.Target, n, i)
-		if phase == engine.Load {
+		if phase == run.Load {
 			// Contiguous slices: agent i loads [start_i, start_i+count_i).
-			a.InsertCount = share(cfg.InsertCount, n, i)
+			a.InsertCount = run.Share(cfg.InsertCount, n, i)
 			a.InsertStart = cfg.InsertStart
 			for j := 0; j < i; j++ {
-				a.InsertStart += share(cfg.InsertCount, n, j)
+				a.InsertStart += run.Share(cfg.InsertCount, n, j)
 			}
 		} else {
 			a.InsertStart, a.InsertCount = cfg.InsertStart, cfg.InsertCount
@@ -154,15 +130,15 @@ func splitTarget(t float64, n, i int) float64 {
 		return 0
 	}
 	if t == math.Trunc(t) && t >= float64(n) && t < 1<<53 {
-		return float64(share(int64(t), n, i))
+		return float64(run.Share(int64(t), n, i))
 	}
 	return t / float64(n)
 }
 
-func agentProps(base *properties.Properties, phase engine.Phase, a AgentPlan, n int, interval time.Duration) map[string]string {
+func agentProps(base *properties.Properties, phase run.Phase, a AgentPlan, n int, interval time.Duration) map[string]string {
 	p := base.Map()
 	set := func(k string, v int64) { p[k] = strconv.FormatInt(v, 10) }
-	if phase == engine.Load {
+	if phase == run.Load {
 		set(workload.PropInsertStart, a.InsertStart)
 		set(workload.PropInsertCount, a.InsertCount)
 	} else {

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 )
 
@@ -22,7 +23,7 @@ func agentsN(n int) []string {
 
 func TestPlanLoadSplitsContiguousRanges(t *testing.T) {
 	props := properties.FromMap(map[string]string{"recordcount": "1000", "insertstart": "100", "insertcount": "900", "threadcount": "4", "target": "1000"})
-	p, err := NewPlan(props, engine.Load, agentsN(4), time.Second)
+	p, err := planOf(props, run.Load, agentsN(4), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestPlanLoadSplitsContiguousRanges(t *testing.T) {
 
 	// Remainders go to the first agents and ranges stay contiguous.
 	props = properties.FromMap(map[string]string{"recordcount": "10"})
-	p, err = NewPlan(props, engine.Load, agentsN(3), time.Second)
+	p, err = planOf(props, run.Load, agentsN(3), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestPlanRunSharesAndStripes(t *testing.T) {
 		"recordcount": "1000", "operationcount": "1003", "target": "2", "warmupops": "5",
 		"insertproportion": "0.5", "readproportion": "0.5", "updateproportion": "0",
 	})
-	p, err := NewPlan(props, engine.Run, agentsN(3), 500*time.Millisecond)
+	p, err := planOf(props, run.Run, agentsN(3), 500*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestPlanRunSharesAndStripes(t *testing.T) {
 		}
 	}
 	// The plan is deterministic.
-	p2, _ := NewPlan(props, engine.Run, agentsN(3), 500*time.Millisecond)
+	p2, _ := planOf(props, run.Run, agentsN(3), 500*time.Millisecond)
 	if !reflect.DeepEqual(p, p2) {
 		t.Fatal("plan not deterministic")
 	}
@@ -111,15 +112,15 @@ func TestPlanRunSharesAndStripes(t *testing.T) {
 }
 
 func TestPlanRejectsTinyBudgets(t *testing.T) {
-	_, err := NewPlan(properties.FromMap(map[string]string{"recordcount": "100", "operationcount": "2"}), engine.Run, agentsN(3), time.Second)
+	_, err := planOf(properties.FromMap(map[string]string{"recordcount": "100", "operationcount": "2"}), run.Run, agentsN(3), time.Second)
 	if err == nil {
 		t.Fatal("2 operations over 3 agents accepted")
 	}
-	_, err = NewPlan(properties.FromMap(map[string]string{"recordcount": "2"}), engine.Load, agentsN(3), time.Second)
+	_, err = planOf(properties.FromMap(map[string]string{"recordcount": "2"}), run.Load, agentsN(3), time.Second)
 	if err == nil {
 		t.Fatal("2 records over 3 agents accepted")
 	}
-	if _, err := NewPlan(properties.New(), engine.Run, nil, time.Second); err == nil {
+	if _, err := planOf(properties.New(), run.Run, nil, time.Second); err == nil {
 		t.Fatal("no agents accepted")
 	}
 }
@@ -144,6 +145,18 @@ func TestClusterLimit(t *testing.T) {
 	}
 }
 
+// planOf parses props as the coordinator command does (status.interval set
+// to interval) and plans it over agents.
+func planOf(props *properties.Properties, phase run.Phase, agents []string, interval time.Duration) (*Plan, error) {
+	p := props.Clone()
+	p.Set(spec.PropStatusInterval, strconv.FormatFloat(interval.Seconds(), 'g', -1, 64))
+	sp, err := spec.Parse("basic", p, phase)
+	if err != nil {
+		return nil, err
+	}
+	return NewPlan(sp, agents)
+}
+
 // TestPlanRejectsPropertiesAgentsWouldRefuse: properties too large for an
 // agent's receive limit are a configuration error before anything is
 // sent; just below the limit they pass.
@@ -157,11 +170,11 @@ func TestPlanRejectsPropertiesAgentsWouldRefuse(t *testing.T) {
 		}
 		return p
 	}
-	_, err := NewPlan(big(transport.MaxCoordinatorMessageBytes), engine.Run, agentsN(2), time.Second)
+	_, err := planOf(big(transport.MaxCoordinatorMessageBytes), run.Run, agentsN(2), time.Second)
 	if err == nil || !strings.Contains(err.Error(), "MiB") || !strings.Contains(err.Error(), "-P files") {
 		t.Fatalf("oversized properties: %v", err)
 	}
-	if _, err := NewPlan(big(transport.MaxCoordinatorMessageBytes-64<<10), engine.Run, agentsN(2), time.Second); err != nil {
+	if _, err := planOf(big(transport.MaxCoordinatorMessageBytes-64<<10), run.Run, agentsN(2), time.Second); err != nil {
 		t.Fatalf("properties under the limit refused: %v", err)
 	}
 }

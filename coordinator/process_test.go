@@ -19,6 +19,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/testutil/bridge"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/version"
@@ -249,7 +250,7 @@ func TestProcesses(t *testing.T) {
 		rep := readReport(t, results)
 		merged, ag, fin := reportOps(rep)
 		want := int64(3000)
-		if merged != want || ag != want || fin != want || rep.Status != statusComplete {
+		if merged != want || ag != want || fin != want || rep.Status != run.StatusComplete {
 			t.Fatalf("status %s, ops merged %d agents %d finals %d, want %d", rep.Status, merged, ag, fin, want)
 		}
 		return rep
@@ -311,7 +312,7 @@ func TestProcesses(t *testing.T) {
 		}
 		rep := readReport(t, results)
 		merged, ag, fin := reportOps(rep)
-		if merged != 3000 || ag != 3000 || fin != 3000 || rep.Status != statusComplete {
+		if merged != 3000 || ag != 3000 || fin != 3000 || rep.Status != run.StatusComplete {
 			t.Fatalf("status %s, ops merged %d agents %d finals %d, want 3000", rep.Status, merged, ag, fin)
 		}
 		if rep.Agents[1].Reconnects < 1 || br.Accepted() < 2 {
@@ -378,10 +379,10 @@ func TestProcesses(t *testing.T) {
 		// Timed, so that the survivors are still running when the loss is
 		// declared (3 s of silence) and must be stopped by the coordinator.
 		c, rep := killAgentMidRun(t, LossAbort, map[string]string{"target": "600", "operationcount": "0", "maxexecutiontime": "30"})
-		if c.code != int(exitcode.AgentLost) || rep.Status != statusAborted {
+		if c.code != int(exitcode.AgentLost) || rep.Status != run.StatusAborted {
 			t.Fatalf("exit %d status %s, want %d aborted", c.code, rep.Status, exitcode.AgentLost)
 		}
-		if rep.Agents[2].State != stLost {
+		if rep.Agents[2].State != run.AgentLost {
 			t.Errorf("agent 2 state %s", rep.Agents[2].State)
 		}
 		merged, ag, _ := reportOps(rep)
@@ -400,7 +401,7 @@ func TestProcesses(t *testing.T) {
 
 	t.Run("agent killed, continue", func(t *testing.T) {
 		c, rep := killAgentMidRun(t, LossContinue, map[string]string{"target": "1000"})
-		if c.code != int(exitcode.OK) || rep.Status != statusPartial {
+		if c.code != int(exitcode.OK) || rep.Status != run.StatusPartial {
 			t.Fatalf("exit %d status %s, want 0 partial", c.code, rep.Status)
 		}
 		merged, ag, _ := reportOps(rep)

@@ -2,8 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -16,32 +14,13 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ycsbctl/ycsbctl/internal/clock"
-	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
-	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 	"github.com/ycsbctl/ycsbctl/internal/wire"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
-)
-
-// Agent states as reported in AgentStatus and run.json.
-const (
-	stConnecting = "connecting"
-	stPreparing  = "preparing"
-	stReady      = "ready"
-	stRunning    = "running"
-	stFinished   = "finished"
-	stLost       = "lost"
-	stFailed     = "failed"
-)
-
-// Run statuses in run.json.
-const (
-	statusComplete = "complete"
-	statusPartial  = "partial"
-	statusAborted  = "aborted"
 )
 
 type runPhase uint8
@@ -61,7 +40,7 @@ type agentRun struct {
 	addr string
 	conn *conn
 
-	state    string
+	state    run.AgentState
 	hostname string
 	version  string
 	protocol uint32
@@ -108,17 +87,23 @@ func (a *agentRun) settled(m *merger) bool {
 	return true
 }
 
-type coord struct {
-	s      *settings
-	clk    clock.Clock
-	runID  string
-	self   transport.Identity
-	agents []*agentRun
-	events chan event
-	done   chan struct{}
-	m      *merger
-	spool  *spool
-	dec    wire.Decoded
+// Coordinator is one distributed run: the source of a run session
+// (session.Source). Its state is owned by its event loop; Stop and Abort
+// only post requests to it.
+type Coordinator struct {
+	s       *settings
+	sink    run.Sink
+	stopCh  chan string
+	abortCh chan string
+	clk     clock.Clock
+	runID   string
+	self    transport.Identity
+	agents  []*agentRun
+	events  chan event
+	done    chan struct{}
+	m       *merger
+	spool   *spool
+	dec     wire.Decoded
 
 	phase         runPhase
 	startedWall   time.Time
@@ -136,22 +121,69 @@ type coord struct {
 	sealed        int64
 }
 
-// Run executes one distributed load or run phase and returns its exit
-// code with the error that explains a non-zero one. ctx being canceled
-// (the operator's Ctrl-C) stops the agents gracefully and yields
-// exitcode.Aborted, after the summary and bundle are written.
-func Run(ctx context.Context, cfg Config) (exitcode.Code, error) {
+// New validates a distributed run; errors name the flag or property at
+// fault and carry exitcode.InvalidConfig. Nothing is contacted yet.
+func New(cfg Config) (*Coordinator, error) {
 	s, err := validate(cfg)
 	if err != nil {
-		return codeOf(err), err
+		return nil, err
 	}
-	c := &coord{s: s, clk: s.Clock, runID: newRunID(), events: make(chan event, 4096), done: make(chan struct{})}
+	c := &Coordinator{s: s, clk: s.Clock, events: make(chan event, 4096), done: make(chan struct{}),
+		stopCh: make(chan string, 1), abortCh: make(chan string, 1)}
+	c.startedWall = c.clk.Now()
+	c.runID = run.NewID(c.startedWall)
 	c.self = transport.Identity{Version: version.Version, Protocol: version.Protocol}
 	if s.Version != "" {
 		c.self.Version = s.Version
 	}
-	code, err := c.run(ctx)
-	return code, err
+	return c, nil
+}
+
+// Info describes the run.
+func (c *Coordinator) Info() run.Info {
+	return run.Info{RunID: c.runID, Mode: run.ModeDistributed, Command: "coordinator " + c.s.Spec.Phase.String(),
+		Agents: c.s.agents, Threads: c.s.plan.ThreadsPerAgent, Started: c.startedWall}
+}
+
+// Stop asks every agent to stop gracefully; their last intervals are still
+// collected.
+func (c *Coordinator) Stop(reason string) {
+	select {
+	case c.stopCh <- reason:
+	default:
+	}
+}
+
+// Abort asks every agent to stop at once, cancelling calls in flight.
+func (c *Coordinator) Abort(reason string) {
+	select {
+	case c.abortCh <- reason:
+	default:
+	}
+}
+
+// Run executes the distributed phase, handing every merged interval to
+// sink, and returns how it ended. ctx being cancelled stops the agents
+// gracefully, as Stop does.
+func (c *Coordinator) Run(ctx context.Context, sink run.Sink) *run.Outcome {
+	c.sink = sink
+	if c.sink == nil {
+		c.sink = run.Sinks{}
+	}
+	out, err := c.execute(ctx)
+	if out == nil {
+		// The run never started: nothing was measured, so there is no
+		// summary or bundle to write.
+		out = &run.Outcome{Total: measurement.NewInterval(0, 0, 0), Status: run.StatusAborted, NeverStarted: true}
+		if c.spool != nil {
+			c.spool.close()
+			c.spool = nil
+		}
+	}
+	if err != nil && out.Err == nil {
+		out.Err = err
+	}
+	return out
 }
 
 func codeOf(err error) exitcode.Code {
@@ -165,20 +197,11 @@ func codeOf(err error) exitcode.Code {
 	return exitcode.OK
 }
 
-func newRunID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
-}
+func (c *Coordinator) logf(format string, args ...any) { c.s.Logf(format, args...) }
 
-func (c *coord) logf(format string, args ...any) {
-	fmt.Fprintf(c.s.Stderr, format+"\n", args...)
-}
-
-func (c *coord) run(ctx context.Context) (exitcode.Code, error) {
+func (c *Coordinator) execute(ctx context.Context) (*run.Outcome, error) {
 	s := c.s
-	c.startedWall = c.clk.Now()
-	c.logf("ycsbctl coordinator %s: %s %s on %d agents, run %s", c.self.Version, s.Phase, s.DB, len(s.agents), c.runID)
+	c.logf("ycsbctl coordinator %s: %s %s on %d agents, run %s", c.self.Version, s.Spec.Phase, s.Spec.DB, len(s.agents), c.runID)
 	if s.Token != "" && !s.TLS.Enabled() {
 		for _, a := range s.agents {
 			host := a[:strings.LastIndex(a, ":")]
@@ -199,11 +222,11 @@ func (c *coord) run(ctx context.Context) (exitcode.Code, error) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for i, addr := range s.agents {
-		a := &agentRun{idx: i, addr: addr, state: stConnecting}
+		a := &agentRun{idx: i, addr: addr, state: run.AgentConnecting}
 		c.agents = append(c.agents, a)
 		cc, err := transport.Dial(addr, s.TLS, s.Token, c.self)
 		if err != nil {
-			return exitcode.Failure, fmt.Errorf("agent %d (%s): %w", i, addr, err)
+			return nil, exitcode.Wrap(exitcode.Failure, fmt.Errorf("agent %d (%s): %w", i, addr, err))
 		}
 		h := &pb.Hello{Version: c.self.Version, Protocol: c.self.Protocol, RunId: c.runID, Coordinator: name, AgentIndex: int32(i)}
 		a.conn = &conn{idx: i, addr: addr, cc: cc, cli: pb.NewAgentClient(cc), hello: h, events: c.events, done: c.done}
@@ -220,25 +243,26 @@ func (c *coord) run(ctx context.Context) (exitcode.Code, error) {
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
-		return exitcode.Aborted, errors.New("interrupted before the run started")
+		return nil, exitcode.Wrap(exitcode.Aborted, errors.New("interrupted before the run started"))
 	}
 	if len(errs) > 0 {
 		sort.Strings(errs)
-		return exitcode.Failure, fmt.Errorf("%s", strings.Join(errs, "; "))
+		return nil, exitcode.Wrap(exitcode.Failure, fmt.Errorf("%s", strings.Join(errs, "; ")))
 	}
 	for _, a := range c.agents {
 		c.logf("agent %d %s (%s, %s): clock offset %s, rtt %s", a.idx, a.addr, a.hostname, a.version, fmtDur(a.offset), fmtDur(a.rtt))
 	}
 
 	c.m = newMerger(len(c.agents))
-	c.m.keepAgents = len(c.s.Observers) > 0
-	if s.ResultsDir != "" {
-		sp, err := openSpool(s.ResultsDir, c.runID)
+	c.m.keepAgents = true
+	if dir := s.Spec.Output.ResultsDir; dir != "" {
+		sp, err := openSpool(dir, c.runID)
 		if err != nil {
-			return exitcode.Failure, fmt.Errorf("--results: %w", err)
+			return nil, exitcode.Wrap(exitcode.Failure, fmt.Errorf("--results: %w", err))
 		}
+		// Record replays the spool into the bundle after the run, and
+		// closes it then.
 		c.spool = sp
-		defer sp.close()
 	}
 
 	var loops sync.WaitGroup
@@ -251,7 +275,7 @@ func (c *coord) run(ctx context.Context) (exitcode.Code, error) {
 	}
 	c.phase = phasePreparing
 	c.prepDeadline = c.clk.Nanotime() + int64(s.PrepareTimeout)
-	code, err := c.loop(ctx)
+	out, err := c.loop(ctx)
 
 	// Release every agent we can still reach, let the Release go out,
 	// then tear the connections down. Agents we cannot reach stop by
@@ -263,7 +287,7 @@ func (c *coord) run(ctx context.Context) (exitcode.Code, error) {
 	waitTimeout(&loops, 2*time.Second, cancelConns)
 	cancelConns()
 	loops.Wait()
-	return code, err
+	return out, err
 }
 
 func waitTimeout(wg *sync.WaitGroup, d time.Duration, then func()) {
@@ -287,7 +311,7 @@ func isLoopbackHost(h string) bool {
 }
 
 // probe pings an agent: identity, busy state, clock offset.
-func (c *coord) probe(ctx context.Context, a *agentRun) error {
+func (c *Coordinator) probe(ctx context.Context, a *agentRun) error {
 	off, rtt, resp, err := probeClock(ctx, a.conn.cli, c.clk, pingSamples)
 	if err != nil {
 		msg := describeRPCError(err)
@@ -360,55 +384,65 @@ func describeRPCError(err error) string {
 
 // loop is the coordinator's single event loop: all run state is owned
 // here, so no locks guard it.
-func (c *coord) loop(ctx context.Context) (exitcode.Code, error) {
+func (c *Coordinator) loop(ctx context.Context) (*run.Outcome, error) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	ctxDone := ctx.Done()
-	abort := c.s.Abort
+	stopCh, abortCh := c.stopCh, c.abortCh
+	stop := func(reason string) error {
+		if c.phase == phasePreparing {
+			return exitcode.Wrap(exitcode.Aborted, fmt.Errorf("%s while agents were preparing", reason))
+		}
+		c.operatorAbort = true
+		c.logf("Stopping all agents gracefully (%s)", reason)
+		c.beginStop(reason, false)
+		return nil
+	}
 	for {
 		select {
-		case <-abort:
-			abort = nil
-			ctxDone = nil
+		case reason := <-abortCh:
+			abortCh, stopCh, ctxDone = nil, nil, nil
 			if c.phase == phasePreparing {
-				return exitcode.Aborted, errors.New("aborted while agents were preparing")
+				return nil, exitcode.Wrap(exitcode.Aborted, fmt.Errorf("%s while agents were preparing", reason))
 			}
 			c.operatorAbort = true
 			c.logf("Aborted: agents cancel their calls in flight")
 			// A graceful stop may be under way; an abort overrides it.
 			c.phase = phaseRunning
-			c.beginStop("aborted by operator", true)
-		case <-ctxDone:
-			ctxDone = nil
-			if c.phase == phasePreparing {
-				return exitcode.Aborted, errors.New("interrupted while agents were preparing")
+			c.beginStop(reason, true)
+		case reason := <-stopCh:
+			stopCh, ctxDone = nil, nil
+			if err := stop(reason); err != nil {
+				return nil, err
 			}
-			c.operatorAbort = true
-			c.logf("Interrupted: stopping all agents gracefully")
-			c.beginStop("interrupted by operator", false)
+		case <-ctxDone:
+			stopCh, ctxDone = nil, nil
+			if err := stop("interrupted by operator"); err != nil {
+				return nil, err
+			}
 		case e := <-c.events:
 			if err := c.handle(e); err != nil {
-				return codeOf(err), err
+				return nil, err
 			}
 		case <-tick.C:
 			if err := c.tick(); err != nil {
-				return codeOf(err), err
+				return nil, err
 			}
 		}
 		c.sealReady()
 		if c.phase == phasePreparing {
 			if err := c.maybeStart(); err != nil {
-				return codeOf(err), err
+				return nil, err
 			}
 			continue
 		}
 		if c.allSettled() || (c.phase == phaseStopping && c.clk.Nanotime() > c.stopDeadline) {
-			return c.finish()
+			return c.finish(), nil
 		}
 	}
 }
 
-func (c *coord) allSettled() bool {
+func (c *Coordinator) allSettled() bool {
 	for _, a := range c.agents {
 		if !a.settled(c.m) {
 			return false
@@ -417,11 +451,11 @@ func (c *coord) allSettled() bool {
 	return true
 }
 
-func (c *coord) agentErr(a *agentRun, format string, args ...any) error {
+func (c *Coordinator) agentErr(a *agentRun, format string, args ...any) error {
 	return fmt.Errorf("agent %d (%s): %s", a.idx, a.addr, fmt.Sprintf(format, args...))
 }
 
-func (c *coord) handle(e event) error {
+func (c *Coordinator) handle(e event) error {
 	a := c.agents[e.agent]
 	now := c.clk.Nanotime()
 	switch e.kind {
@@ -431,14 +465,14 @@ func (c *coord) handle(e event) error {
 		if !e.resume {
 			a.conn.send(c.prepareMsg(a))
 			a.sentPrepare = true
-			a.state = stPreparing
+			a.state = run.AgentPreparing
 			return nil
 		}
 		a.reconnects++
 		if a.lost {
 			a.lost = false
 			c.notes = append(c.notes, fmt.Sprintf("agent %d (%s) was declared lost (%s) and re-attached later", a.idx, a.addr, a.lostFor))
-			a.state = stRunning
+			a.state = run.AgentRunning
 		}
 		c.logf("agent %d (%s): stream re-established (agent state %s); unacknowledged intervals are resent", a.idx, a.addr, e.hello.State)
 		// Re-send whatever the broken stream may have swallowed.
@@ -475,32 +509,32 @@ func (c *coord) handle(e event) error {
 	return nil
 }
 
-func (c *coord) prepareMsg(a *agentRun) *pb.CoordinatorMsg {
+func (c *Coordinator) prepareMsg(a *agentRun) *pb.CoordinatorMsg {
 	ph := pb.Phase_PHASE_RUN
-	if c.s.Phase == engine.Load {
+	if c.s.Spec.Phase == run.Load {
 		ph = pb.Phase_PHASE_LOAD
 	}
 	ap := c.s.plan.Agents[a.idx]
 	return &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Prepare{Prepare: &pb.Prepare{
-		Db: c.s.DB, Phase: ph, Properties: ap.Props, AgentIndex: int32(a.idx), AgentCount: int32(len(c.agents)), IntervalNs: int64(c.s.Interval),
+		Db: c.s.Spec.DB, Phase: ph, Properties: ap.Props, AgentIndex: int32(a.idx), AgentCount: int32(len(c.agents)), IntervalNs: int64(c.s.Interval),
 	}}}
 }
 
-func (c *coord) startMsg(a *agentRun) *pb.CoordinatorMsg {
+func (c *Coordinator) startMsg(a *agentRun) *pb.CoordinatorMsg {
 	return &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Start{Start: &pb.Start{StartUnixNs: c.plannedStart + int64(a.offset)}}}
 }
 
-func (c *coord) handleMsg(a *agentRun, m *pb.AgentMsg) error {
+func (c *Coordinator) handleMsg(a *agentRun, m *pb.AgentMsg) error {
 	switch x := m.Msg.(type) {
 	case *pb.AgentMsg_Prepared:
 		a.prepared = true
 		a.threads = int(x.Prepared.Threads)
-		if a.state == stPreparing {
-			a.state = stReady
+		if a.state == run.AgentPreparing {
+			a.state = run.AgentReady
 		}
 	case *pb.AgentMsg_Failed:
 		a.failed = x.Failed.Stage + ": " + x.Failed.Reason
-		a.state = stFailed
+		a.state = run.AgentFailed
 		if c.phase == phasePreparing {
 			return exitcode.Wrap(exitcode.Failure, c.agentErr(a, "failed to prepare: %s", x.Failed.Reason))
 		}
@@ -514,8 +548,8 @@ func (c *coord) handleMsg(a *agentRun, m *pb.AgentMsg) error {
 	case *pb.AgentMsg_Started:
 		a.hasStarted = true
 		a.startedAt = x.Started.StartedUnixNs - int64(a.offset)
-		if a.state == stReady {
-			a.state = stRunning
+		if a.state == run.AgentReady {
+			a.state = run.AgentRunning
 		}
 	case *pb.AgentMsg_Interval:
 		return c.onRecord(a, x.Interval)
@@ -528,14 +562,14 @@ func (c *coord) handleMsg(a *agentRun, m *pb.AgentMsg) error {
 	case *pb.AgentMsg_Final:
 		if a.final == nil {
 			a.final = x.Final
-			a.state = stFinished
+			a.state = run.AgentFinished
 		}
 		a.conn.send(&pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Ack{Ack: &pb.Ack{Final: true}}})
 	}
 	return nil
 }
 
-func (c *coord) onRecord(a *agentRun, rec *pb.IntervalRecord) error {
+func (c *Coordinator) onRecord(a *agentRun, rec *pb.IntervalRecord) error {
 	if int(rec.AgentIndex) != a.idx {
 		c.logf("agent %d (%s): dropped a record claiming to be from agent %d", a.idx, a.addr, rec.AgentIndex)
 		return nil
@@ -583,7 +617,7 @@ func (c *coord) onRecord(a *agentRun, rec *pb.IntervalRecord) error {
 }
 
 // expect reports whether agent i may still deliver seq.
-func (c *coord) expect(i int, seq int64) bool {
+func (c *Coordinator) expect(i int, seq int64) bool {
 	a := c.agents[i]
 	switch {
 	case a.lost, a.gone, a.failed != "":
@@ -596,7 +630,7 @@ func (c *coord) expect(i int, seq int64) bool {
 	return true
 }
 
-func (c *coord) sealReady() {
+func (c *Coordinator) sealReady() {
 	if c.m == nil {
 		return
 	}
@@ -609,7 +643,7 @@ func (c *coord) sealReady() {
 	}
 }
 
-func (c *coord) progress(s *seqMerge) engine.Progress {
+func (c *Coordinator) progress(s *seqMerge) run.Progress {
 	final := true
 	for _, a := range c.agents {
 		if a.final == nil && !a.lost && !a.gone && a.failed == "" {
@@ -618,37 +652,28 @@ func (c *coord) progress(s *seqMerge) engine.Progress {
 			final = false
 		}
 	}
-	return engine.Progress{
-		Phase:        c.s.Phase,
+	return run.Progress{
+		Phase:        c.s.Spec.Phase,
 		Elapsed:      time.Duration(s.iv.EndNs - c.measureStart),
 		Budget:       c.s.plan.OperationCount,
-		MaxExecution: c.s.bench.MaxExecution,
+		MaxExecution: c.s.Spec.MaxExecution,
 		Final:        final,
 		Lag:          time.Duration(s.lagNs),
 	}
 }
 
-func (c *coord) emit(s *seqMerge) {
+func (c *Coordinator) emit(s *seqMerge) {
 	if c.measureStart == 0 {
 		c.measureStart = s.iv.StartNs
 	}
-	p := c.progress(s)
-	if c.s.Status {
-		fmt.Fprintln(c.s.Stderr, ycsbtext.StatusLine(c.s.Label, time.Unix(0, s.iv.EndNs), p, s.iv, c.m.cum))
-	}
-	if len(c.s.Observers) == 0 {
-		return
-	}
-	u := &Update{RunID: c.runID, Seq: s.iv.Seq, Interval: s.iv, Cumulative: c.m.cum.Clone(), Progress: p, Agents: c.agentStatuses(), AgentIntervals: s.agents}
-	for _, o := range c.s.Observers {
-		o.OnInterval(u)
-	}
+	c.sink.OnInterval(&run.Update{RunID: c.runID, Interval: s.iv, Cumulative: c.m.cum.Clone(), Progress: c.progress(s),
+		Agents: c.agentStatuses(), AgentIntervals: s.agents})
 }
 
-func (c *coord) agentStatuses() []AgentStatus {
-	out := make([]AgentStatus, len(c.agents))
+func (c *Coordinator) agentStatuses() []run.Agent {
+	out := make([]run.Agent, len(c.agents))
 	for i, a := range c.agents {
-		out[i] = AgentStatus{
+		out[i] = run.Agent{
 			Index: a.idx, Address: a.addr, Hostname: a.hostname, Version: a.version, State: a.state,
 			ClockOffset: a.offset, RTT: a.rtt, StartSkew: c.skew(a), Ops: a.ops, OpsPerSec: a.lastOpsPerS,
 			CPUSeconds: a.lastCPU, Lag: time.Duration(a.lagNs), LastSeq: a.lastSeq, Reconnects: a.reconnects, Error: a.failed,
@@ -660,7 +685,7 @@ func (c *coord) agentStatuses() []AgentStatus {
 	return out
 }
 
-func (c *coord) skew(a *agentRun) time.Duration {
+func (c *Coordinator) skew(a *agentRun) time.Duration {
 	if !a.hasStarted || c.plannedStart == 0 {
 		return 0
 	}
@@ -669,7 +694,7 @@ func (c *coord) skew(a *agentRun) time.Duration {
 
 // maybeStart starts the run once every agent is prepared: at one instant
 // a moment ahead, far enough that every Start message arrives first.
-func (c *coord) maybeStart() error {
+func (c *Coordinator) maybeStart() error {
 	var maxRTT time.Duration
 	for _, a := range c.agents {
 		if !a.prepared {
@@ -693,7 +718,7 @@ func (c *coord) maybeStart() error {
 	return nil
 }
 
-func (c *coord) tick() error {
+func (c *Coordinator) tick() error {
 	now := c.clk.Nanotime()
 	if now-c.lastHB >= int64(time.Second) {
 		c.sendHeartbeats()
@@ -723,10 +748,10 @@ func (c *coord) tick() error {
 
 // sendHeartbeats renews every agent's lease and, in the run phase, hands
 // out the cluster-wide acknowledged key limit.
-func (c *coord) sendHeartbeats() {
+func (c *Coordinator) sendHeartbeats() {
 	c.lastHB = c.clk.Nanotime()
 	hb := &pb.Heartbeat{SentUnixNs: c.clk.Now().UnixNano()}
-	if c.s.Phase == engine.Run && c.s.plan.RecordCount < 1<<62 {
+	if c.s.Spec.Phase == run.Run && c.s.plan.RecordCount < 1<<62 {
 		acked := make([]int64, len(c.agents))
 		for i, a := range c.agents {
 			acked[i] = a.localInserts
@@ -742,13 +767,13 @@ func (c *coord) sendHeartbeats() {
 }
 
 // lose applies the agent-loss policy.
-func (c *coord) lose(a *agentRun, why string) {
+func (c *Coordinator) lose(a *agentRun, why string) {
 	if a.lost {
 		return
 	}
 	a.lost = true
 	a.lostFor = why
-	a.state = stLost
+	a.state = run.AgentLost
 	c.logf("agent %d (%s) lost: %s (--on-agent-loss=%s)", a.idx, a.addr, why, c.s.OnAgentLoss)
 	if c.s.OnAgentLoss == LossAbort {
 		if !c.abortedByLoss && c.phase != phaseStopping {
@@ -762,7 +787,7 @@ func (c *coord) lose(a *agentRun, why string) {
 
 // beginStop asks every agent still running to stop; their last intervals
 // and finals are still collected (within StopTimeout).
-func (c *coord) beginStop(reason string, abort bool) {
+func (c *Coordinator) beginStop(reason string, abort bool) {
 	if c.phase == phaseStopping {
 		return
 	}
@@ -776,9 +801,8 @@ func (c *coord) beginStop(reason string, abort bool) {
 	}
 }
 
-// finish seals what is left, writes the summary and the bundle, and
-// decides the exit code.
-func (c *coord) finish() (exitcode.Code, error) {
+// finish seals what is left and decides how the run ended.
+func (c *Coordinator) finish() *run.Outcome {
 	// Seal everything that arrived, even from agents that were lost.
 	for len(c.m.open) > 0 {
 		if _, ok := c.m.open[c.m.nextSeal]; !ok {
@@ -787,7 +811,7 @@ func (c *coord) finish() (exitcode.Code, error) {
 		}
 		c.emit(c.m.seal())
 	}
-	status := statusComplete
+	status := run.StatusComplete
 	var reasons []string
 	for _, a := range c.agents {
 		switch {
@@ -804,68 +828,36 @@ func (c *coord) finish() (exitcode.Code, error) {
 		}
 	}
 	if len(reasons) > 0 {
-		status = statusPartial
+		status = run.StatusPartial
 	}
-	code := exitcode.OK
 	var err error
 	switch {
 	case c.operatorAbort:
-		status, code = statusAborted, exitcode.Aborted
-		err = errors.New("run interrupted by operator")
+		status = run.StatusAborted
+		err = exitcode.Wrap(exitcode.Aborted, errors.New("run interrupted by operator"))
 	case c.abortedByLoss:
-		status, code = statusAborted, exitcode.AgentLost
-		err = fmt.Errorf("agent lost, run stopped (--on-agent-loss=abort): %s", strings.Join(reasons, "; "))
+		status = run.StatusAborted
+		err = exitcode.Wrap(exitcode.AgentLost, fmt.Errorf("agent lost, run stopped (--on-agent-loss=abort): %s", strings.Join(reasons, "; ")))
 	case c.runFailure != nil:
-		status, code = statusAborted, exitcode.Failure
-		err = c.runFailure
+		status = run.StatusAborted
+		err = exitcode.WithCodeIfNone(exitcode.Failure, c.runFailure)
 	case c.noneCompleted():
 		// --on-agent-loss=continue, but nothing is left to continue with.
-		status, code = statusAborted, exitcode.AgentLost
-		err = fmt.Errorf("every agent was lost: %s", strings.Join(reasons, "; "))
+		status = run.StatusAborted
+		err = exitcode.Wrap(exitcode.AgentLost, fmt.Errorf("every agent was lost: %s", strings.Join(reasons, "; ")))
 	}
-	reasons = append(reasons, c.notes...)
-
-	sum := c.summary(status, reasons)
-	w := c.s.Stdout
-	if c.s.exportFile != "" {
-		f, ferr := os.Create(c.s.exportFile)
-		if ferr != nil {
-			return exitcode.Failure, fmt.Errorf("property %q: %w", PropExportFile, ferr)
-		}
-		defer f.Close()
-		w = f
-	}
-	if eerr := ycsbtext.Export(w, c.s.exporter, sum); eerr != nil {
-		return exitcode.Failure, eerr
-	}
-	if c.s.ResultsDir != "" {
-		if berr := c.writeBundle(status, reasons, code, err, sum); berr != nil {
-			if code == exitcode.OK {
-				code = exitcode.Failure
-				err = fmt.Errorf("--results: %w", berr)
-			} else {
-				c.logf("--results: %v", berr)
-			}
+	start, end := c.window()
+	var warm int64
+	for _, a := range c.agents {
+		if a.final != nil {
+			warm += a.final.WarmupOps
 		}
 	}
-	if code == exitcode.OK && status == statusPartial {
-		c.logf("WARNING: results are partial: %s", strings.Join(reasons, "; "))
-	}
-	if code == exitcode.OK && c.s.maxErrRate >= 0 {
-		var all int64
-		for op := range c.m.cum.Returns {
-			all += c.m.cum.ReturnTotal(measurement.Op(op))
-		}
-		if all > 0 {
-			if rate := float64(c.m.cum.Errors()) / float64(all); rate > c.s.maxErrRate {
-				return exitcode.DBErrors, fmt.Errorf("%d of %d operations failed (%.4f > %s=%g)", c.m.cum.Errors(), all, rate, PropMaxErrorRate, c.s.maxErrRate)
-			}
-		}
-	}
-	return code, err
+	return &run.Outcome{RunTime: time.Duration(end - start), Total: c.m.cum, WarmupOps: warm, Status: status,
+		Reasons: reasons, Notes: c.notes, Err: err}
 }
 
-func (c *coord) noneCompleted() bool {
+func (c *Coordinator) noneCompleted() bool {
 	for _, a := range c.agents {
 		if a.final != nil && !a.lost {
 			return false
@@ -876,7 +868,7 @@ func (c *coord) noneCompleted() bool {
 
 // window returns the measured window on the coordinator's clock: from the
 // earliest agent start to the latest agent end.
-func (c *coord) window() (start, end int64) {
+func (c *Coordinator) window() (start, end int64) {
 	for _, a := range c.agents {
 		if a.final == nil || a.final.Intervals == 0 {
 			continue
@@ -893,20 +885,4 @@ func (c *coord) window() (start, end int64) {
 		start, end = c.m.cum.StartNs, c.m.cum.EndNs
 	}
 	return start, end
-}
-
-func (c *coord) summary(status string, reasons []string) *ycsbtext.Summary {
-	start, end := c.window()
-	var warm int64
-	for _, a := range c.agents {
-		if a.final != nil {
-			warm += a.final.WarmupOps
-		}
-	}
-	sum := &ycsbtext.Summary{RunTime: time.Duration(end - start), Total: c.m.cum, Percentiles: c.s.percentiles, Warmup: warm}
-	if status != statusComplete {
-		sum.Notes = append(sum.Notes, "Results are "+status)
-	}
-	sum.Notes = append(sum.Notes, reasons...)
-	return sum
 }

@@ -14,8 +14,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
@@ -122,11 +122,11 @@ func runScale(tb testing.TB, n, intervals, opsPerInterval int, pace time.Duratio
 	}
 	res := scaleResult{bytesPerRecord: float64(bytes) / float64(len(templates)), want: want}
 	var ms runtime.MemStats
-	obs := ObserverFunc(func(u *Update) {
-		if u.Seq == 10 || u.Seq == int64(intervals) {
+	obs := run.SinkFunc(func(u *run.Update) {
+		if u.Interval.Seq == 10 || u.Interval.Seq == int64(intervals) {
 			runtime.GC()
 			runtime.ReadMemStats(&ms)
-			if u.Seq == 10 {
+			if u.Interval.Seq == 10 {
 				res.heapAfter10 = ms.HeapInuse
 			} else {
 				res.heapAfterAll = ms.HeapInuse
@@ -136,8 +136,8 @@ func runScale(tb testing.TB, n, intervals, opsPerInterval int, pace time.Duratio
 	props := properties.FromMap(map[string]string{"recordcount": "1000000", "operationcount": "100000000", "status.interval": "10"})
 	dir := tb.TempDir()
 	t0 := time.Now()
-	code, err := Run(context.Background(), Config{DB: "basic", Phase: engine.Run, Props: props, Agents: addrs,
-		Stdout: io.Discard, Stderr: io.Discard, Observers: []Observer{obs}, ResultsDir: dir})
+	code, err := runSession(context.Background(), runConfig{DB: "basic", Phase: run.Run, Props: props, Agents: addrs,
+		Stdout: io.Discard, Stderr: io.Discard, Observers: []run.Sink{obs}, ResultsDir: dir})
 	res.wall = time.Since(t0)
 	res.code, res.err = int(code), err
 	if err == nil {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Throughput and client CPU per operation of ycsbctl against each real test
-# server on this machine, with the `basic` binding (no database) as the
+# server on this machine, with the `basic` adapter (no database) as the
 # harness floor:
 #
 #   scripts/bench-dbs.sh [basic] [cassandra] [hbase] [mongodb]   (default: all four)

@@ -23,6 +23,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 )
 
 // File names inside a bundle directory.
@@ -30,13 +31,6 @@ const (
 	FileRunJSON = "run.json"
 	FileSummary = "summary.txt"
 	FileHlog    = "merged.hlog"
-)
-
-// Run statuses.
-const (
-	StatusComplete = "complete"
-	StatusPartial  = "partial"
-	StatusAborted  = "aborted"
 )
 
 // Tag suffixes in merged.hlog.
@@ -56,18 +50,18 @@ func Tag(s measurement.Series, agent int) string {
 
 // Run is run.json.
 type Run struct {
-	RunID         string   `json:"run_id"`
-	Tool          string   `json:"tool"`
-	Version       string   `json:"version"`
-	Protocol      uint32   `json:"protocol"`
-	Status        string   `json:"status"`
-	StatusReasons []string `json:"status_reasons,omitempty"`
-	ExitCode      int      `json:"exit_code"`
-	ExitReason    string   `json:"exit_reason"`
-	Error         string   `json:"error,omitempty"`
-	DB            string   `json:"db"`
-	Phase         string   `json:"phase"`
-	Label         string   `json:"label,omitempty"`
+	RunID         string     `json:"run_id"`
+	Tool          string     `json:"tool"`
+	Version       string     `json:"version"`
+	Protocol      uint32     `json:"protocol"`
+	Status        run.Status `json:"status"`
+	StatusReasons []string   `json:"status_reasons,omitempty"`
+	ExitCode      int        `json:"exit_code"`
+	ExitReason    string     `json:"exit_reason"`
+	Error         string     `json:"error,omitempty"`
+	DB            string     `json:"db"`
+	Phase         string     `json:"phase"`
+	Label         string     `json:"label,omitempty"`
 	// Mode is "single-host" or "distributed" (empty in bundles written
 	// before the field existed, which were all distributed).
 	Mode         string    `json:"mode,omitempty"`
@@ -114,23 +108,23 @@ type Environment struct {
 // Agent is one agent in run.json. Times are on the coordinator's clock;
 // offsets are agent minus coordinator.
 type Agent struct {
-	Index         int           `json:"index"`
-	Address       string        `json:"address"`
-	Hostname      string        `json:"hostname"`
-	Version       string        `json:"version"`
-	Protocol      uint32        `json:"protocol"`
-	State         string        `json:"state"`
-	Error         string        `json:"error,omitempty"`
-	ClockOffsetNs int64         `json:"clock_offset_ns"`
-	RTTNs         int64         `json:"rtt_ns"`
-	StartSkewNs   *int64        `json:"start_skew_ns"`
-	Threads       int           `json:"threads"`
-	Reconnects    int           `json:"reconnects"`
-	Intervals     int           `json:"intervals_received"`
-	Operations    int64         `json:"operations_received"`
-	CPUSeconds    float64       `json:"cpu_seconds"`
-	Final         *Final        `json:"final,omitempty"`
-	Summary       []SeriesStats `json:"summary,omitempty"`
+	Index         int            `json:"index"`
+	Address       string         `json:"address"`
+	Hostname      string         `json:"hostname"`
+	Version       string         `json:"version"`
+	Protocol      uint32         `json:"protocol"`
+	State         run.AgentState `json:"state"`
+	Error         string         `json:"error,omitempty"`
+	ClockOffsetNs int64          `json:"clock_offset_ns"`
+	RTTNs         int64          `json:"rtt_ns"`
+	StartSkewNs   *int64         `json:"start_skew_ns"`
+	Threads       int            `json:"threads"`
+	Reconnects    int            `json:"reconnects"`
+	Intervals     int            `json:"intervals_received"`
+	Operations    int64          `json:"operations_received"`
+	CPUSeconds    float64        `json:"cpu_seconds"`
+	Final         *Final         `json:"final,omitempty"`
+	Summary       []SeriesStats  `json:"summary,omitempty"`
 }
 
 // Final is an agent's own end-of-run account.
@@ -270,6 +264,16 @@ func WriteRun(dir string, r *Run) error {
 		return err
 	}
 	return writeAtomic(filepath.Join(dir, FileRunJSON), append(b, '\n'))
+}
+
+// Write finishes a bundle directory: summary.txt first, then run.json,
+// which is written last so that a bundle whose run.json exists is
+// complete, and so that it records the run's final exit code.
+func Write(dir string, r *Run, summaryText string) error {
+	if err := WriteSummary(dir, summaryText); err != nil {
+		return err
+	}
+	return WriteRun(dir, r)
 }
 
 // WriteSummary writes summary.txt.

@@ -47,7 +47,7 @@ func (s *syncBuffer) String() string {
 type result struct {
 	code           int
 	stdout, stderr string
-	// dbOutput is what the basic binding printed (basicdb.verbose).
+	// dbOutput is what the basic adapter printed (basicdb.verbose).
 	dbOutput string
 }
 
@@ -146,7 +146,7 @@ func TestBadInput(t *testing.T) {
 		{"load without recordcount", []string{"load", "basic", "-p", "basicdb.verbose=true"}, []string{"recordcount"}},
 		{"bad timeseries.granularity", a("-p", "measurementtype=timeseries", "-p", "timeseries.granularity=0"), []string{"timeseries.granularity"}},
 		{"non-boolean hdrhistogram.fileoutput", a("-p", "hdrhistogram.fileoutput=on"), []string{"hdrhistogram.fileoutput"}},
-		{"bad binding property", a("-p", "basicdb.simulatedelay=-3"), []string{"basicdb.simulatedelay"}},
+		{"bad adapter property", a("-p", "basicdb.simulatedelay=-3"), []string{"basicdb.simulatedelay"}},
 		{"fieldcount zero", a("-p", "fieldcount=0"), []string{"fieldcount"}},
 		{"zeropadding zero", l("-p", "zeropadding=0"), []string{"zeropadding"}},
 		{"bad maxerrorrate", a("-p", "ycsbctl.maxerrorrate=2"), []string{"ycsbctl.maxerrorrate"}},

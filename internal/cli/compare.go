@@ -9,8 +9,6 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/report"
 )
 
-func init() { extraCommands = append(extraCommands, newCompareCmd) }
-
 func newCompareCmd(gs *GlobalState) *cobra.Command {
 	var out, format string
 	cmd := &cobra.Command{
@@ -28,7 +26,7 @@ scenario and database, latency percentiles, throughput over time) goes
 to compare.html unless -o names a file; --format csv writes the runs'
 interval time series to compare.csv instead. -o - writes to stdout (and
 then the table is not printed).`,
-		Args: cobra.MinimumNArgs(1),
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var runs []*report.Run
 			for _, dir := range args {

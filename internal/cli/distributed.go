@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -16,17 +14,13 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/agent"
 	"github.com/ycsbctl/ycsbctl/coordinator"
-	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/sink/metrics"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 )
-
-func init() {
-	extraCommands = append(extraCommands, newAgentCmd, newCoordinatorCmd)
-}
 
 // securityFlags are the mTLS and token flags shared by agent and
 // coordinator.
@@ -92,7 +86,7 @@ by default; without TLS it binds loopback only unless --insecure-listen is
 given. An agent that hears nothing from its coordinator for --lease stops its
 load by itself. -p properties apply on top of every run's (host-local
 settings such as embedded.dir).`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tlsFiles, token, err := sec.resolve(gs)
 			if err != nil {
@@ -114,26 +108,27 @@ settings such as embedded.dir).`,
 			logf := func(format string, a ...any) {
 				fmt.Fprintf(gs.Stderr, "%s agent: %s\n", time.Now().Format("2006-01-02 15:04:05"), fmt.Sprintf(format, a...))
 			}
-			var observers func(string, engine.Phase) []engine.Observer
+			var sink func(run.Info, *spec.Spec) run.Sink
 			if metricsAddr != "" {
 				addr, err := metrics.NormalizeAddr(metricsAddr)
 				if err != nil {
 					return invalid(fmt.Errorf("flag --metrics-addr: %w", err))
 				}
 				exp := metrics.New()
-				srv, err := ServeMetrics(gs.Stderr, addr, exp)
+				srv, err := metrics.Listen(addr, exp.Handler())
 				if err != nil {
-					return invalid(err)
+					return invalid(fmt.Errorf("flag --metrics-addr %s: %w", addr, err))
 				}
+				fmt.Fprintf(gs.Stderr, "Prometheus metrics: %s\n", srv.URL())
 				defer srv.Close()
-				host, _ := os.Hostname()
-				observers = func(db string, ph engine.Phase) []engine.Observer {
-					exp.SetRun(metrics.RunInfo{RunID: fmt.Sprintf("%s-%d", host, time.Now().Unix()), Phase: ph.String(), DB: db, Start: time.Now()})
-					return []engine.Observer{exp.EngineObserver(host)}
+				// The agent's series carry the coordinator's run id, so
+				// they line up with the coordinator's own.
+				sink = func(info run.Info, sp *spec.Spec) run.Sink {
+					return exp.NewSink(metrics.RunInfo{RunID: info.RunID, Phase: sp.Phase.String(), DB: sp.DB, Mode: sp.Mode, Start: info.Started}, gs.Clock.Now)
 				}
 			}
 			err = agent.Serve(ctx, agent.Config{
-				Observers:        observers,
+				Sink:             sink,
 				Listen:           listen,
 				TLS:              tlsFiles,
 				Token:            token,
@@ -169,128 +164,65 @@ func newCoordinatorCmd(gs *GlobalState) *cobra.Command {
 		Use:   "coordinator load|run [db] --agents HOST:PORT,... [-P workload]... [-p k=v]... [-threads N] [-target OPS] [-s]",
 		Short: "Run a benchmark on many agents at once, merging their histograms exactly",
 	}
-	cmd.AddCommand(newCoordinatorPhaseCmd(gs, "load"), newCoordinatorPhaseCmd(gs, "run"))
+	groupCommand(cmd)
+	cmd.AddCommand(newCoordinatorPhaseCmd(gs, run.Load), newCoordinatorPhaseCmd(gs, run.Run))
 	return cmd
 }
 
-func newCoordinatorPhaseCmd(gs *GlobalState, phase string) *cobra.Command {
+func newCoordinatorPhaseCmd(gs *GlobalState, phase run.Phase) *cobra.Command {
 	f := &ycsbFlags{}
 	var (
-		agents      []string
-		onLoss      string
-		interval    time.Duration
-		maxOffset   time.Duration
-		agentTimout time.Duration
-		sec         securityFlags
+		agents       []string
+		onLoss       string
+		interval     time.Duration
+		maxOffset    time.Duration
+		agentTimeout time.Duration
+		sec          securityFlags
 	)
 	cmd := &cobra.Command{
-		Use:   phase + " [db] --agents HOST:PORT,HOST:PORT,... [-P workload]... [-p k=v]... [-threads N] [-target OPS] [-s] [--results DIR]",
-		Short: "Distributed " + phase + " phase: split the work across agents, start them together, merge their results",
+		Use:   phase.String() + " [db] --agents HOST:PORT,HOST:PORT,... [-P workload]... [-p k=v]... [-threads N] [-target OPS] [-s] [--results DIR]",
+		Short: "Distributed " + phase.String() + " phase: split the work across agents, start them together, merge their results",
 		Long: `The coordinator splits the work deterministically across the agents in the
 order given: the load phase gives each agent a contiguous part of
 [insertstart, insertstart+insertcount); -threads is per agent; operationcount
 and -target are split by share; run-phase inserts are striped so that no two
 agents insert the same key. It starts every agent at one instant, merges
-their HDR histograms exactly every status.interval, prints YCSB's status
-lines (-s) and final summary for the whole cluster, and writes a run bundle
-with --results DIR.`,
-		Args: cobra.MaximumNArgs(1),
+their HDR histograms exactly every status.interval, and presents the merged
+run exactly like a single host's: status lines (-s), timeseries, the HDR
+file log, the live view, /metrics, the final YCSB summary and the run
+bundle (--results DIR).`,
+		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db := DefaultDB
-			if len(args) == 1 {
-				db = args[0]
-			}
-			p, err := f.resolve(gs, cmd)
+			sp, err := parseSpec(gs, cmd, f, args, phase, func(p *properties.Properties) error {
+				if !cmd.Flags().Changed("interval") {
+					return nil
+				}
+				if interval <= 0 {
+					return invalid(fmt.Errorf("flag --interval %s: expected a positive duration", interval))
+				}
+				// --interval is status.interval for the whole cluster.
+				p.Set(spec.PropStatusInterval, strconv.FormatFloat(interval.Seconds(), 'g', -1, 64))
+				return nil
+			})
 			if err != nil {
-				return err
-			}
-			if len(agents) == 0 {
-				return invalid(errors.New("flag --agents: expected a comma list of agent addresses (host:port)"))
-			}
-			if onLoss != coordinator.LossAbort && onLoss != coordinator.LossContinue {
-				return invalid(fmt.Errorf("flag --on-agent-loss %q: expected abort or continue", onLoss))
-			}
-			ph := engine.Load
-			if phase == "run" {
-				ph = engine.Run
-			}
-			if _, err := spec.Validate(db, p, ph); err != nil {
-				return invalid(err)
-			}
-			if _, err := parseLocalOptions(p); err != nil {
 				return err
 			}
 			tlsFiles, token, err := sec.resolve(gs)
 			if err != nil {
 				return err
 			}
-			status, _ := p.Bool("status", false)
-			label, _ := p.Lookup(spec.PropLabel)
-			cfg := coordinator.Config{
-				DB:             db,
-				Phase:          ph,
-				Props:          p,
-				Agents:         splitAgents(agents),
-				ResultsDir:     p.String(PropResults, ""),
-				OnAgentLoss:    onLoss,
-				TLS:            tlsFiles,
-				Token:          token,
-				Label:          label,
-				Status:         status,
-				Stdout:         gs.Stdout,
-				Stderr:         gs.Stderr,
-				Clock:          gs.Clock,
-				Interval:       interval,
-				MaxClockOffset: maxOffset,
-				AgentTimeout:   agentTimout,
-			}
-			ctx, cancel := context.WithCancel(gs.Ctx)
-			defer cancel()
-			// The first stop (q, Ctrl-C) is graceful; a second one, or
-			// an explicit abort from the view, aborts.
-			var stops atomic.Int32
-			abortCh := make(chan struct{})
-			var abortOnce sync.Once
-			stop := func(hard bool) {
-				if stops.Add(1) > 1 || hard {
-					abortOnce.Do(func() { close(abortCh) })
-				}
-				cancel()
-			}
-			cfg.Abort = abortCh
-			cfg.CommandLine = append([]string{"ycsbctl"}, gs.Args...)
-			views, err := AttachCoordinatorViews(gs, &cfg, stop)
+			s := newSession(gs, sp)
+			c, err := coordinator.New(coordinator.Config{
+				Spec: sp, Agents: splitAgents(agents), OnAgentLoss: onLoss, TLS: tlsFiles, Token: token,
+				Logf: s.Logf, Clock: gs.Clock, MaxClockOffset: maxOffset, AgentTimeout: agentTimeout,
+			})
 			if err != nil {
 				return err
 			}
-			defer views.Close()
-			sigs := make(chan os.Signal, 2)
-			gs.SignalNotify(sigs, os.Interrupt, syscall.SIGTERM)
-			defer gs.SignalStop(sigs)
-			done := make(chan struct{})
-			defer close(done)
-			go func() {
-				for {
-					select {
-					case <-sigs:
-						if stops.Load() == 0 {
-							fmt.Fprintln(gs.Stderr, "Interrupted: stopping every agent gracefully (press Ctrl-C again to abort)")
-						}
-						stop(false)
-					case <-done:
-						return
-					}
-				}
-			}()
-			code, err := coordinator.Run(ctx, cfg)
-			views.Close()
-			if err != nil {
-				return exitcode.Wrap(code, err)
+			if err := s.Open(); err != nil {
+				return err
 			}
-			if code != exitcode.OK {
-				return exitcode.Wrap(code, fmt.Errorf("coordinator: %s", code))
-			}
-			return nil
+			return s.Run(gs.Ctx, c)
 		},
 	}
 	f.register(cmd, true)
@@ -298,9 +230,9 @@ with --results DIR.`,
 	fl := cmd.Flags()
 	fl.StringSliceVar(&agents, "agents", nil, "agent addresses in order, host:port, comma separated (port defaults to 7420)")
 	fl.StringVar(&onLoss, "on-agent-loss", coordinator.LossAbort, "when an agent is lost: abort (stop everything, exit 3) or continue (results marked partial)")
-	fl.DurationVar(&interval, "interval", 0, "merge and status interval (default status.interval, 10s)")
+	fl.DurationVar(&interval, "interval", 0, "merge and status interval (sets status.interval; default 10s)")
 	fl.DurationVar(&maxOffset, "max-clock-offset", coordinator.DefaultMaxClockOffset, "refuse agents whose clock differs more than this (negative disables)")
-	fl.DurationVar(&agentTimout, "agent-timeout", coordinator.DefaultAgentTimeout, "declare an agent lost after this much silence")
+	fl.DurationVar(&agentTimeout, "agent-timeout", coordinator.DefaultAgentTimeout, "declare an agent lost after this much silence")
 	sec.register(cmd)
 	return cmd
 }

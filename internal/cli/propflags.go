@@ -1,36 +1,19 @@
 package cli
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/sink/metrics"
+	"github.com/ycsbctl/ycsbctl/internal/spec"
 )
 
-// Properties behind the operator-facing flags of load and run. Each flag
-// only sets its property, so `-p ycsbctl.tui=false` in a workload file
-// works as well as --no-tui.
-const (
-	// PropTUI turns the live terminal view off (false); it is only ever
-	// on when stdout is a terminal.
-	PropTUI = "ycsbctl.tui"
-	// PropMetricsAddr serves Prometheus metrics on this address.
-	PropMetricsAddr = "ycsbctl.metrics.addr"
-	// PropMetricsLinger keeps /metrics up this many seconds after the
-	// run, so the last interval is scraped before the process exits.
-	PropMetricsLinger = "ycsbctl.metrics.linger"
-	// PropResults writes a run bundle (run.json, summary.txt,
-	// merged.hlog) to this directory.
-	PropResults = "ycsbctl.results"
-)
-
-// propertyFlag is a long flag that sets a property.
+// propertyFlag is a long flag that sets a property (the properties live
+// in package spec). Each flag only sets its property, so
+// `-p ycsbctl.tui=false` in a workload file works as well as --no-tui.
 type propertyFlag struct {
 	name, property, usage string
 	// boolValue, when set, makes a boolean flag that sets the property
@@ -44,10 +27,10 @@ type propertyFlag struct {
 const propFlagAnnotation = "ycsbctl-property"
 
 var propertyFlags = []propertyFlag{
-	{name: "no-tui", property: PropTUI, boolValue: "false", usage: "print plain YCSB status lines instead of the live terminal view (" + PropTUI + "=false)"},
-	{name: "metrics-addr", property: PropMetricsAddr, usage: "serve Prometheus metrics at http://ADDR/metrics; a bare port binds 127.0.0.1 (" + PropMetricsAddr + ")",
+	{name: "no-tui", property: spec.PropTUI, boolValue: "false", usage: "print plain YCSB status lines instead of the live terminal view (" + spec.PropTUI + "=false)"},
+	{name: "metrics-addr", property: spec.PropMetricsAddr, usage: "serve Prometheus metrics at http://ADDR/metrics; a bare port binds 127.0.0.1 (" + spec.PropMetricsAddr + ")",
 		check: func(v string) error { _, err := metrics.NormalizeAddr(v); return err }},
-	{name: "results", property: PropResults, usage: "write a run bundle (run.json, summary.txt, merged.hlog) to this directory (" + PropResults + ")"},
+	{name: "results", property: spec.PropResults, usage: "write a run bundle (run.json, summary.txt, merged.hlog) to this directory (" + spec.PropResults + ")"},
 }
 
 // addPropertyFlags adds the property flags to a command. Flags the
@@ -92,12 +75,4 @@ func applyPropertyFlags(cmd *cobra.Command, cl *properties.Properties) error {
 		cl.Set(pf.property, v)
 	}
 	return nil
-}
-
-// newRunID names a run: sortable by time, unique without coordination
-// (the coordinator's format).
-func newRunID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }

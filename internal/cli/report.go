@@ -11,8 +11,6 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/report"
 )
 
-func init() { extraCommands = append(extraCommands, newReportCmd) }
-
 func newReportCmd(gs *GlobalState) *cobra.Command {
 	var out, format string
 	cmd := &cobra.Command{
@@ -29,7 +27,7 @@ interval, and per agent and interval in distributed runs).
 
 The output goes to RUN_DIR/report.html (or RUN_DIR/intervals.csv) unless
 -o names a file; -o - writes to stdout.`,
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := report.Load(args[0])
 			if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/cli"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
+	ycsbrun "github.com/ycsbctl/ycsbctl/internal/run"
 )
 
 // lockedBuffer is safe for concurrent writes and reads.
@@ -83,7 +84,7 @@ func TestResultsBundleReportCompare(t *testing.T) {
 	if err := json.Unmarshal(raw, &run); err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != bundle.StatusComplete || run.Mode != "single-host" || run.DB != "basic" || run.Phase != "run" ||
+	if run.Status != ycsbrun.StatusComplete || run.Mode != "single-host" || run.DB != "basic" || run.Phase != "run" ||
 		len(run.Intervals) < 2 || len(run.Agents) != 1 || run.Summary.Operations != 3000 || run.RunID == "" {
 		t.Fatalf("run.json: %+v", run)
 	}

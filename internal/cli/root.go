@@ -8,18 +8,21 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
-	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 
-	// Every binding registers itself.
+	// Every adapter registers itself.
 	_ "github.com/ycsbctl/ycsbctl/adapters/all"
 )
 
-// DefaultDB is the binding used when a command names none.
+// DefaultDB is the adapter used when a command names none.
 const DefaultDB = "embedded"
 
 // Execute runs the command line in gs and returns the process exit code.
+// Every error carries its code (exitcode.Of): usage errors are typed where
+// cobra reports them (flags, arguments, unknown commands), never
+// recognised by their message.
 func Execute(gs *GlobalState) int {
 	root := newRootCmd(gs)
 	root.SetArgs(normalizeArgs(gs.Args))
@@ -30,41 +33,41 @@ func Execute(gs *GlobalState) int {
 	if err == nil {
 		return int(exitcode.OK)
 	}
-	var ce *exitcode.Error
-	code := exitcode.Failure
-	if errors.As(err, &ce) {
-		code = ce.Code
-	} else if isUsageError(err) {
-		code = exitcode.InvalidConfig
+	if !errors.Is(err, errSilent) {
+		// Errors can quote URLs and values from adapters and drivers;
+		// never print a secret in them.
+		fmt.Fprintf(gs.Stderr, "Error: %s\n", redact.Text(err.Error()))
 	}
-	var pe *properties.Error
-	if errors.As(err, &pe) {
-		code = exitcode.InvalidConfig
-	}
-	if code != exitcode.OK || err != nil {
-		if !errors.Is(err, errSilent) {
-			// Errors can quote URLs and values from adapters and
-			// drivers; never print a secret in them.
-			fmt.Fprintf(gs.Stderr, "Error: %s\n", redact.Text(err.Error()))
-		}
-	}
-	return int(code)
+	return int(exitcode.Of(err))
 }
 
 // errSilent marks an error whose message was already printed.
 var errSilent = errors.New("already reported")
 
-func isUsageError(err error) bool {
-	s := err.Error()
-	for _, p := range []string{"unknown flag", "unknown shorthand", "flag needs an argument", "invalid argument", "unknown command", "accepts ", "requires "} {
-		if strings.Contains(s, p) {
-			return true
+func invalid(err error) error { return exitcode.Wrap(exitcode.InvalidConfig, err) }
+
+// groupCommand makes a command that only holds subcommands refuse an
+// unknown subcommand as a usage error (cobra's own error is untyped), and
+// print its help when called bare.
+func groupCommand(cmd *cobra.Command) {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return invalid(fmt.Errorf("unknown command %q for %q (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath()))
 		}
+		return cmd.Help()
 	}
-	return false
 }
 
-func invalid(err error) error { return exitcode.Wrap(exitcode.InvalidConfig, err) }
+// usageArgs makes a positional-argument check's error a usage error.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return invalid(err)
+		}
+		return nil
+	}
+}
 
 // normalizeArgs accepts YCSB's single-dash long flags (-threads 4,
 // -target 1000) by rewriting them to the double-dash form cobra expects.
@@ -92,21 +95,20 @@ once (agent, coordinator), with exactly merged HDR latency histograms.`,
 		SilenceErrors: true,
 		Version:       version.Version,
 	}
+	groupCommand(root)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return invalid(err) })
 	root.AddCommand(
-		newBenchCmd(gs, "load"),
-		newBenchCmd(gs, "run"),
+		newPhaseCmd(gs, run.Load),
+		newPhaseCmd(gs, run.Run),
 		newShellCmd(gs),
 		newWorkloadsCmd(gs),
 		newSchemaCmd(gs, "init"),
 		newSchemaCmd(gs, "drop"),
 		newDBsCmd(gs),
+		newAgentCmd(gs),
+		newCoordinatorCmd(gs),
+		newReportCmd(gs),
+		newCompareCmd(gs),
 	)
-	for _, extra := range extraCommands {
-		root.AddCommand(extra(gs))
-	}
 	return root
 }
-
-// extraCommands lets other files (distributed commands, reports) add
-// their commands without touching the root.
-var extraCommands []func(gs *GlobalState) *cobra.Command

@@ -18,7 +18,7 @@ func newShellCmd(gs *GlobalState) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "shell [db] [-P file]... [-p key=value]...",
 		Short: "Interactive YCSB shell: read, scan, insert, update, delete, table",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := DefaultDB
 			if len(args) == 1 {

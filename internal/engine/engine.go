@@ -16,27 +16,13 @@ import (
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/workload"
 )
 
-// Phase is load (inserts) or run (transactions).
-type Phase uint8
-
-const (
-	Load Phase = iota
-	Run
-)
-
-func (p Phase) String() string {
-	if p == Load {
-		return "load"
-	}
-	return "run"
-}
-
 // Options configure one engine run.
 type Options struct {
-	Phase    Phase
+	Phase    run.Phase
 	DB       adapters.DB
 	Workload *workload.Workload
 	Threads  int
@@ -55,43 +41,12 @@ type Options struct {
 	Clock          clock.Clock
 	// Seed makes worker random streams reproducible when non-zero.
 	Seed uint64
-	// Observers are called from the reporter goroutine, in order, for
-	// every interval.
-	Observers []Observer
+	// Sink receives every interval, from the reporter goroutine, with
+	// Interval, Cumulative and Progress set (the caller adds what it knows
+	// about agents). It may be nil.
+	Sink run.Sink
 	// Logf receives one-line notices (batching fallback, stopped threads).
 	Logf func(format string, args ...any)
-}
-
-// Observer sees every interval as it is cut. iv is the interval's own
-// measurements, cum everything measured so far; both belong to the
-// observer after the call returns (they are never reused).
-type Observer interface {
-	OnInterval(iv *measurement.Interval, cum *measurement.Interval, p Progress)
-}
-
-// ObserverFunc adapts a function to Observer.
-type ObserverFunc func(iv, cum *measurement.Interval, p Progress)
-
-// OnInterval calls f.
-func (f ObserverFunc) OnInterval(iv, cum *measurement.Interval, p Progress) { f(iv, cum, p) }
-
-// Progress describes where a run is when an interval is cut.
-type Progress struct {
-	Phase Phase
-	// Warmup is true while warm-up operations are running; WarmupOps
-	// counts them.
-	Warmup    bool
-	WarmupOps int64
-	// Elapsed is the time since measuring started.
-	Elapsed time.Duration
-	// Budget is the measured-operation budget (0 = none).
-	Budget int64
-	// MaxExecution is the time limit (0 = none).
-	MaxExecution time.Duration
-	// Final marks the last interval of the run.
-	Final bool
-	// Lag is how far the slowest paced worker is behind its schedule.
-	Lag time.Duration
 }
 
 // Result is what a finished run measured.
@@ -164,7 +119,7 @@ func Prepare(ctx context.Context, o Options) (*Runner, error) {
 	if o.DB == nil || o.Workload == nil {
 		return nil, errors.New("engine: DB and Workload are required")
 	}
-	if o.Phase == Run && o.OpCount == 0 && o.MaxExecution == 0 {
+	if o.Phase == run.Run && o.OpCount == 0 && o.MaxExecution == 0 {
 		return nil, errors.New("property \"operationcount\": expected a positive count, or maxexecutiontime > 0 for a timed run (operationcount=0 with no time limit would never stop)")
 	}
 	if o.Target < 0 {
@@ -206,8 +161,8 @@ func Prepare(ctx context.Context, o Options) (*Runner, error) {
 		rec := measurement.NewRecorder(o.Mode)
 		w := &worker{id: i, db: db, rec: rec}
 		w.wk = o.Workload.NewWorker(i, db, rec, seed+uint64(i)*0x9E3779B97F4A7C15)
-		w.budget = share(o.OpCount, threads, i)
-		w.warmup = share(o.WarmupOps, threads, i)
+		w.budget = run.Share(o.OpCount, threads, i)
+		w.warmup = run.Share(o.WarmupOps, threads, i)
 		r.workers = append(r.workers, w)
 		if i == 0 && w.wk.NeedsBatchWarning() {
 			o.Logf("Warning: %s does not support batched inserts; batchsize=%d falls back to single inserts", dbName(o.DB), o.Workload.Cfg.BatchSize)
@@ -217,18 +172,6 @@ func Prepare(ctx context.Context, o Options) (*Runner, error) {
 }
 
 func dbName(db adapters.DB) string { return fmt.Sprintf("%T", db) }
-
-// share splits n over k parts; the first n%k parts get one more, as YCSB.
-func share(n int64, k, i int) int64 {
-	if n <= 0 {
-		return 0
-	}
-	s := n / int64(k)
-	if int64(i) < n%int64(k) {
-		s++
-	}
-	return s
-}
 
 func (r *Runner) closeWorkers() {
 	for _, w := range r.workers {
@@ -273,7 +216,7 @@ func (r *Runner) Start(at time.Time) {
 	if !at.IsZero() {
 		startNs = clock.WallAt(r.clk, at)
 	}
-	go r.run(startNs)
+	go r.execute(startNs)
 }
 
 // Started is closed when the run has begun (at its start time).
@@ -292,7 +235,7 @@ func (r *Runner) Wait() *Result {
 // SetExternalLimit forwards the cluster-wide acknowledged key limit.
 func (r *Runner) SetExternalLimit(v int64) { r.opts.Workload.SetExternalLimit(v) }
 
-func (r *Runner) run(startNs int64) {
+func (r *Runner) execute(startNs int64) {
 	defer close(r.done)
 	defer r.cancel()
 	o := r.opts
@@ -370,7 +313,7 @@ func (r *Runner) work(w *worker, startNs int64, warmWG *sync.WaitGroup) {
 	// a worker whose share is 0 (warmupops < threads): the controller
 	// waits for all of them.
 	warmReported := o.WarmupOps == 0
-	isLoad := o.Phase == Load
+	isLoad := o.Phase == run.Load
 	for {
 		if r.stop.Load() {
 			break
@@ -472,9 +415,7 @@ func (r *Runner) report(allDone <-chan struct{}) {
 			}
 			p := r.progress(false)
 			p.Warmup = true
-			for _, ob := range o.Observers {
-				ob.OnInterval(iv, cum.Clone(), p)
-			}
+			r.emit(iv, cum, p)
 		}
 	}
 	mStart := r.measureAtNs.Load()
@@ -509,9 +450,7 @@ func (r *Runner) report(allDone <-chan struct{}) {
 		cum.Add(iv)
 		cum.Seq = 0
 		p := r.progress(final)
-		for _, ob := range o.Observers {
-			ob.OnInterval(iv, cum.Clone(), p)
-		}
+		r.emit(iv, cum, p)
 		if !final {
 			next += int64(o.StatusInterval)
 		}
@@ -533,7 +472,14 @@ func (r *Runner) report(allDone <-chan struct{}) {
 	r.result = res
 }
 
-func (r *Runner) progress(final bool) Progress {
+// emit hands one interval to the sink; the sink owns what it receives.
+func (r *Runner) emit(iv, cum *measurement.Interval, p run.Progress) {
+	if r.opts.Sink != nil {
+		r.opts.Sink.OnInterval(&run.Update{Interval: iv, Cumulative: cum.Clone(), Progress: p})
+	}
+}
+
+func (r *Runner) progress(final bool) run.Progress {
 	var warm, lag int64
 	for _, w := range r.workers {
 		warm += w.warmOps.Load()
@@ -545,7 +491,7 @@ func (r *Runner) progress(final bool) Progress {
 	if r.measuring.Load() {
 		elapsed = time.Duration(r.clk.Nanotime() - r.measureAtNs.Load())
 	}
-	return Progress{
+	return run.Progress{
 		Phase:        r.opts.Phase,
 		WarmupOps:    warm,
 		Elapsed:      elapsed,

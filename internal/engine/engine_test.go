@@ -17,6 +17,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/workload"
 )
 
@@ -112,7 +113,7 @@ func runEngine(t *testing.T, o engine.Options) (*engine.Runner, *engine.Result) 
 	if o.Workload == nil {
 		o.Workload = newWorkload(t)
 	}
-	if o.Phase == engine.Load {
+	if o.Phase == run.Load {
 		// keep the zero value: Load
 	}
 	r, err := engine.Prepare(context.Background(), o)
@@ -143,7 +144,7 @@ func TestBudgetSplit(t *testing.T) {
 		t.Run(fmt.Sprintf("%d ops on %d threads", tc.ops, tc.threads), func(t *testing.T) {
 			db := threadedDB{&countDB{}}
 			var l logs
-			r, res := runEngine(t, engine.Options{Phase: engine.Run, DB: db, Threads: tc.threads, OpCount: tc.ops, Logf: l.logf})
+			r, res := runEngine(t, engine.Options{Phase: run.Run, DB: db, Threads: tc.threads, OpCount: tc.ops, Logf: l.logf})
 			assert.Equal(t, tc.wantThreads, r.Threads())
 			assert.Equal(t, tc.ops, res.Total.Ops)
 			assert.Equal(t, tc.ops, db.calls.Load())
@@ -176,7 +177,7 @@ func TestBudgetSplit(t *testing.T) {
 func TestLoadPhaseInsertsBudget(t *testing.T) {
 	db := &countDB{}
 	w := newWorkload(t, "recordcount", "777")
-	_, res := runEngine(t, engine.Options{Phase: engine.Load, DB: db, Workload: w, Threads: 4, OpCount: 777})
+	_, res := runEngine(t, engine.Options{Phase: run.Load, DB: db, Workload: w, Threads: 4, OpCount: 777})
 	assert.Equal(t, int64(777), db.inserts.Load())
 	assert.Equal(t, int64(777), res.Total.Ops)
 	assert.Equal(t, int64(777), res.Total.Returns[measurement.Insert][adapters.OK])
@@ -185,7 +186,7 @@ func TestLoadPhaseInsertsBudget(t *testing.T) {
 func TestMaxExecutionTimeWithoutOpCount(t *testing.T) {
 	db := &countDB{delay: 100 * time.Microsecond}
 	start := time.Now()
-	_, res := runEngine(t, engine.Options{Phase: engine.Run, DB: db, Threads: 2, OpCount: 0, MaxExecution: 300 * time.Millisecond})
+	_, res := runEngine(t, engine.Options{Phase: run.Run, DB: db, Threads: 2, OpCount: 0, MaxExecution: 300 * time.Millisecond})
 	el := time.Since(start)
 	assert.GreaterOrEqual(t, res.RunTime, 300*time.Millisecond)
 	assert.Less(t, el, 3*time.Second, "the time limit must stop the run")
@@ -195,7 +196,7 @@ func TestMaxExecutionTimeWithoutOpCount(t *testing.T) {
 
 func TestMaxExecutionTimeBeatsOpCount(t *testing.T) {
 	db := &countDB{delay: time.Millisecond}
-	_, res := runEngine(t, engine.Options{Phase: engine.Run, DB: db, Threads: 1, OpCount: 1_000_000, MaxExecution: 200 * time.Millisecond})
+	_, res := runEngine(t, engine.Options{Phase: run.Run, DB: db, Threads: 1, OpCount: 1_000_000, MaxExecution: 200 * time.Millisecond})
 	assert.Less(t, res.Total.Ops, int64(1_000_000))
 	assert.Less(t, res.RunTime, 3*time.Second)
 }
@@ -204,7 +205,7 @@ func TestTargetPacing(t *testing.T) {
 	const target, ops = 1000.0, 400
 	db := &countDB{}
 	start := time.Now()
-	_, res := runEngine(t, engine.Options{Phase: engine.Run, DB: db, Threads: 2, OpCount: ops, Target: target, Mode: measurement.ModeBoth})
+	_, res := runEngine(t, engine.Options{Phase: run.Run, DB: db, Threads: 2, OpCount: ops, Target: target, Mode: measurement.ModeBoth})
 	el := time.Since(start)
 	rate := float64(ops) / res.RunTime.Seconds()
 	// The schedule never runs ahead; a busy machine may fall behind.
@@ -228,7 +229,7 @@ func TestTargetPacing(t *testing.T) {
 
 func TestModeIntendedWithoutTargetEqualsService(t *testing.T) {
 	db := &countDB{}
-	_, res := runEngine(t, engine.Options{Phase: engine.Run, DB: db, Threads: 1, OpCount: 200, Mode: measurement.ModeIntended})
+	_, res := runEngine(t, engine.Options{Phase: run.Run, DB: db, Threads: 1, OpCount: 200, Mode: measurement.ModeIntended})
 	for s := measurement.Series(0); s < measurement.NumSeries; s++ {
 		if s.Kind() == measurement.Intended {
 			assert.Zero(t, res.Total.Count(s), s.Name())
@@ -249,7 +250,7 @@ func TestWarmupOps(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%d threads %d warmup", tc.threads, tc.warmup), func(t *testing.T) {
 			db := &countDB{}
-			_, res := runEngine(t, engine.Options{Phase: engine.Run, DB: db, Threads: tc.threads, OpCount: 500, WarmupOps: tc.warmup})
+			_, res := runEngine(t, engine.Options{Phase: run.Run, DB: db, Threads: tc.threads, OpCount: 500, WarmupOps: tc.warmup})
 			assert.Equal(t, int64(500), res.Total.Ops, "warm-up operations are not counted")
 			assert.Equal(t, int64(500), res.Total.ReturnTotal(measurement.Read)+res.Total.ReturnTotal(measurement.Update), "warm-up operations are not measured")
 			assert.Equal(t, tc.warmup, res.WarmupOps)
@@ -262,7 +263,8 @@ func TestWarmupTime(t *testing.T) {
 	db := &countDB{delay: 200 * time.Microsecond}
 	var mu sync.Mutex
 	var warmLines, measured int
-	obs := engine.ObserverFunc(func(iv, cum *measurement.Interval, p engine.Progress) {
+	obs := run.SinkFunc(func(u *run.Update) {
+		iv, p := u.Interval, u.Progress
 		mu.Lock()
 		defer mu.Unlock()
 		if p.Warmup {
@@ -272,8 +274,8 @@ func TestWarmupTime(t *testing.T) {
 			measured++
 		}
 	})
-	_, res := runEngine(t, engine.Options{Phase: engine.Run, DB: db, Threads: 2, OpCount: 300, WarmupTime: 250 * time.Millisecond,
-		StatusInterval: 100 * time.Millisecond, Observers: []engine.Observer{obs}})
+	_, res := runEngine(t, engine.Options{Phase: run.Run, DB: db, Threads: 2, OpCount: 300, WarmupTime: 250 * time.Millisecond,
+		StatusInterval: 100 * time.Millisecond, Sink: obs})
 	assert.Equal(t, int64(300), res.Total.Ops)
 	assert.Greater(t, res.WarmupOps, int64(0))
 	assert.Equal(t, 300+res.WarmupOps, db.calls.Load())
@@ -286,7 +288,7 @@ func TestWarmupTime(t *testing.T) {
 
 func TestStopEndsEarly(t *testing.T) {
 	db := &countDB{delay: 200 * time.Microsecond}
-	r, err := engine.Prepare(context.Background(), engine.Options{Phase: engine.Run, DB: db, Workload: newWorkload(t), Threads: 2, OpCount: 0, MaxExecution: time.Minute})
+	r, err := engine.Prepare(context.Background(), engine.Options{Phase: run.Run, DB: db, Workload: newWorkload(t), Threads: 2, OpCount: 0, MaxExecution: time.Minute})
 	require.NoError(t, err)
 	r.Start(time.Time{})
 	time.Sleep(150 * time.Millisecond)
@@ -307,7 +309,7 @@ func TestStopEndsEarly(t *testing.T) {
 func TestAbortWhilePaced(t *testing.T) {
 	db := &countDB{}
 	// 1 op/s: workers sleep on their schedule; Abort must wake them.
-	r, err := engine.Prepare(context.Background(), engine.Options{Phase: engine.Run, DB: db, Workload: newWorkload(t), Threads: 2, OpCount: 100, Target: 1})
+	r, err := engine.Prepare(context.Background(), engine.Options{Phase: run.Run, DB: db, Workload: newWorkload(t), Threads: 2, OpCount: 100, Target: 1})
 	require.NoError(t, err)
 	r.Start(time.Time{})
 	time.Sleep(100 * time.Millisecond)
@@ -325,17 +327,18 @@ func TestIntervals(t *testing.T) {
 	var mu sync.Mutex
 	var ivs []*measurement.Interval
 	var finals []bool
-	obs := engine.ObserverFunc(func(iv, cum *measurement.Interval, p engine.Progress) {
+	obs := run.SinkFunc(func(u *run.Update) {
+		iv, p := u.Interval, u.Progress
 		mu.Lock()
 		defer mu.Unlock()
 		ivs = append(ivs, iv)
 		finals = append(finals, p.Final)
-		assert.Equal(t, int64(0), cum.Seq, "cumulative interval has Seq 0")
+		assert.Equal(t, int64(0), u.Cumulative.Seq, "cumulative interval has Seq 0")
 		assert.Equal(t, int64(1000), p.Budget)
 	})
 	// 1000 ops at 2500 ops/s take about 0.4 s: several 50 ms intervals.
-	_, res := runEngine(t, engine.Options{Phase: engine.Run, DB: db, Threads: 2, OpCount: 1000, Target: 2500,
-		StatusInterval: 50 * time.Millisecond, Observers: []engine.Observer{obs}})
+	_, res := runEngine(t, engine.Options{Phase: run.Run, DB: db, Threads: 2, OpCount: 1000, Target: 2500,
+		StatusInterval: 50 * time.Millisecond, Sink: obs})
 	mu.Lock()
 	defer mu.Unlock()
 	require.GreaterOrEqual(t, len(ivs), 3)
@@ -366,10 +369,10 @@ func TestPrepareRejects(t *testing.T) {
 		o    engine.Options
 		want string
 	}{
-		{"zero threads", engine.Options{Phase: engine.Run, DB: db, Workload: w, Threads: 0, OpCount: 1}, "threads"},
-		{"no db", engine.Options{Phase: engine.Run, Workload: w, Threads: 1, OpCount: 1}, "DB"},
-		{"run forever", engine.Options{Phase: engine.Run, DB: db, Workload: w, Threads: 1}, "operationcount"},
-		{"negative target", engine.Options{Phase: engine.Run, DB: db, Workload: w, Threads: 1, OpCount: 1, Target: -1}, "target"},
+		{"zero threads", engine.Options{Phase: run.Run, DB: db, Workload: w, Threads: 0, OpCount: 1}, "threads"},
+		{"no db", engine.Options{Phase: run.Run, Workload: w, Threads: 1, OpCount: 1}, "DB"},
+		{"run forever", engine.Options{Phase: run.Run, DB: db, Workload: w, Threads: 1}, "operationcount"},
+		{"negative target", engine.Options{Phase: run.Run, DB: db, Workload: w, Threads: 1, OpCount: 1, Target: -1}, "target"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -383,7 +386,7 @@ func TestPrepareRejects(t *testing.T) {
 
 func TestStartAtFutureTime(t *testing.T) {
 	db := &countDB{}
-	r, err := engine.Prepare(context.Background(), engine.Options{Phase: engine.Run, DB: db, Workload: newWorkload(t), Threads: 1, OpCount: 10})
+	r, err := engine.Prepare(context.Background(), engine.Options{Phase: run.Run, DB: db, Workload: newWorkload(t), Threads: 1, OpCount: 10})
 	require.NoError(t, err)
 	at := time.Now().Add(200 * time.Millisecond)
 	r.Start(at)
@@ -400,6 +403,6 @@ func TestThroughput(t *testing.T) {
 	assert.Equal(t, 250.0, r.Throughput())
 	r.RunTime = 0
 	assert.Equal(t, 0.0, r.Throughput())
-	assert.True(t, strings.Contains(engine.Run.String(), "run"))
-	assert.Equal(t, "load", engine.Load.String())
+	assert.True(t, strings.Contains(run.Run.String(), "run"))
+	assert.Equal(t, "load", run.Load.String())
 }

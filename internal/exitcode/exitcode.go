@@ -3,6 +3,8 @@
 // values never change meaning once released.
 package exitcode
 
+import "errors"
+
 // Code is a process exit status.
 type Code int
 
@@ -60,6 +62,41 @@ func (e *Error) Unwrap() error { return e.Err }
 func Wrap(c Code, err error) error {
 	if err == nil {
 		return nil
+	}
+	return &Error{Code: c, Err: err}
+}
+
+// Coder is implemented by errors that know their exit code, such as a
+// rejected property (InvalidConfig) or an Error.
+type Coder interface {
+	ExitCode() Code
+}
+
+// ExitCode returns e's code.
+func (e *Error) ExitCode() Code { return e.Code }
+
+// Of returns the exit code an error carries: OK for nil, the code of the
+// first error in its chain that knows one, Failure otherwise.
+func Of(err error) Code {
+	if err == nil {
+		return OK
+	}
+	var c Coder
+	if errors.As(err, &c) {
+		return c.ExitCode()
+	}
+	return Failure
+}
+
+// WithCodeIfNone attaches c unless err already carries a code (a code set
+// deep down is never replaced by a more general one further up).
+func WithCodeIfNone(c Code, err error) error {
+	if err == nil {
+		return nil
+	}
+	var cd Coder
+	if errors.As(err, &cd) {
+		return err
 	}
 	return &Error{Code: c, Err: err}
 }

@@ -17,6 +17,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
 )
 
@@ -114,6 +115,10 @@ func (e *Error) Error() string {
 	}
 	return fmt.Sprintf("property %q=%q: expected %s", e.Property, redact.Text(e.Value), e.Expected)
 }
+
+// ExitCode says that a rejected property is an invalid configuration:
+// nothing was sent to a database.
+func (e *Error) ExitCode() exitcode.Code { return exitcode.InvalidConfig }
 
 // Int64 returns k as an int64 (def when unset).
 func (p *Properties) Int64(k string, def int64) (int64, error) {

@@ -194,7 +194,7 @@ func (c *Comparison) WriteHTML(w io.Writer, now time.Time) error {
 	}
 	var rows []compareRow
 	for _, r := range c.Rows {
-		cr := compareRow{Scenario: r.Scenario, Name: r.Run.Name(), DB: r.Run.DB(), Series: r.Series, Status: r.Run.B.Run.Status,
+		cr := compareRow{Scenario: r.Scenario, Name: r.Run.Name(), DB: r.Run.DB(), Series: r.Series, Status: string(r.Run.B.Run.Status),
 			P50: fmtMicros(r.P50), P95: fmtMicros(r.P95), P99: fmtMicros(r.P99), P999: fmtMicros(r.P999), TputVs: "baseline", LatVs: "baseline"}
 		cr.Tput = fmtNumber(math.Round(r.Throughput.Mean))
 		if ci := r.Throughput.CI95(); ci > 0 {
@@ -310,7 +310,7 @@ func (c *Comparison) timeCharts() []*LineChart {
 					continue
 				}
 				s := Series{Name: l, Color: color(i)}
-				for _, iv := range r.Run.Intervals {
+				for _, iv := range r.Run.rateIntervals() {
 					s.X = append(s.X, r.Run.elapsed(iv))
 					s.Y = append(s.Y, iv.OpsPerSec)
 				}

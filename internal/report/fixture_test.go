@@ -12,8 +12,8 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
-	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	ycsbrun "github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/sink/hlog"
 	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
 	"github.com/ycsbctl/ycsbctl/workloads"
@@ -87,10 +87,7 @@ func makeBundle(t *testing.T, dir string, f fixture) string {
 	const secs = 10.0
 	total := measurement.NewInterval(0, 0, 0)
 	if f.agents == 0 {
-		w, err := bundle.NewLocal(dir, bundle.LocalMeta{RunID: "run-" + filepath.Base(dir), Version: "test", Protocol: 1, DB: f.db, Phase: "run",
-			Label: f.label, Properties: props, CommandLine: []string{"run", f.db, "-P", f.workload, "-threads", "8"},
-			Interval: 10 * time.Second, Threads: 8, Started: start,
-			Now: func() time.Time { return start.Add(time.Duration(f.intervals)*10*time.Second + 2*time.Second) }})
+		w, err := bundle.NewLocalRecorder(dir, start)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,12 +95,25 @@ func makeBundle(t *testing.T, dir string, f fixture) string {
 			ops := int64(f.rate * secs * (1 + f.jitter*r.NormFloat64()))
 			iv := synthInterval(r, int64(i), start.Add(time.Duration(i-1)*10*time.Second), secs, ops, f.latencyUs)
 			total.Add(iv)
-			w.OnInterval(iv, total, engine.Progress{Final: i == f.intervals})
+			w.OnInterval(&ycsbrun.Update{Interval: iv, Cumulative: total, Progress: ycsbrun.Progress{Final: i == f.intervals}})
 		}
 		rt := time.Duration(f.intervals) * 10 * time.Second
-		res := &engine.Result{StartNs: start.UnixNano(), EndNs: start.Add(rt).UnixNano(), RunTime: rt, Total: total, Intervals: int64(f.intervals)}
+		rec := &bundle.Run{RunID: "run-" + filepath.Base(dir), Tool: "ycsbctl", Version: "test", Protocol: 1, DB: f.db, Phase: "run",
+			Label: f.label, Mode: ycsbrun.ModeSingleHost, StartedAt: start, EndedAt: start.Add(rt + 2*time.Second),
+			Config: bundle.Config{Properties: bundle.Redact(props), IntervalNs: int64(10 * time.Second),
+				CommandLine: bundle.RedactArgs([]string{"run", f.db, "-P", f.workload, "-threads", "8"})},
+			Status: ycsbrun.StatusComplete, ExitReason: "ok"}
+		if err := w.Fill(rec, bundle.LocalResult{StartNs: start.UnixNano(), EndNs: start.Add(rt).UnixNano(), RunTime: rt, Total: total,
+			Intervals: int64(f.intervals), Threads: 8}); err != nil {
+			t.Fatal(err)
+		}
 		sum := &ycsbtext.Summary{RunTime: rt, Total: total, Percentiles: []float64{50, 95, 99}}
-		if err := w.Finish(res, sum, bundle.Outcome{Status: bundle.StatusComplete, ExitReason: "ok"}); err != nil {
+		var text strings.Builder
+		if err := ycsbtext.Export(&text, ycsbtext.TextExporter, sum); err != nil {
+			t.Fatal(err)
+		}
+		rec.Summary = bundle.SummaryOf(sum, text.String())
+		if err := bundle.Write(dir, rec, text.String()); err != nil {
 			t.Fatal(err)
 		}
 		return dir
@@ -118,7 +128,7 @@ func makeBundle(t *testing.T, dir string, f fixture) string {
 		t.Fatal(err)
 	}
 	hw := hlog.NewWriter(hf, start)
-	run := &bundle.Run{RunID: "run-" + filepath.Base(dir), Tool: "ycsbctl", Version: "test", Protocol: 1, Status: bundle.StatusComplete,
+	run := &bundle.Run{RunID: "run-" + filepath.Base(dir), Tool: "ycsbctl", Version: "test", Protocol: 1, Status: ycsbrun.StatusComplete,
 		ExitReason: "ok", DB: f.db, Phase: "run", Label: f.label, StartedAt: start, EndedAt: start.Add(time.Duration(f.intervals) * 10 * time.Second),
 		Config: bundle.Config{Properties: bundle.Redact(props), OnAgentLoss: "abort", IntervalNs: int64(10 * time.Second), MaxClockOffsetNs: int64(time.Second)},
 		Plan:   map[string]any{"phase": "run", "threads_per_agent": 8}}

@@ -16,6 +16,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
+	ycsbrun "github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 )
 
@@ -116,12 +117,12 @@ func WriteHTML(w io.Writer, r *Run, opts Options) error {
 		opts.Now = time.Now()
 	}
 	run := r.B.Run
-	d := reportData{Title: "ycsbctl " + run.Phase + " · " + run.DB, Status: run.Status, Reasons: run.StatusReasons, Summary: r.B.Summary}
+	d := reportData{Title: "ycsbctl " + run.Phase + " · " + run.DB, Status: string(run.Status), Reasons: run.StatusReasons, Summary: r.B.Summary}
 	if sc := r.Scenario(); sc != "" {
 		d.Title += " · " + sc
 	}
 	if d.Status == "" {
-		d.Status = "complete"
+		d.Status = string(ycsbrun.StatusComplete)
 	}
 	d.Facts = []string{"run " + run.RunID}
 	if run.Label != "" {
@@ -250,7 +251,7 @@ func throughputChart(r *Run) *LineChart {
 	c := &LineChart{ID: "throughput", Title: "Throughput (ops/s per interval)", XLabel: "elapsed", YLabel: "ops/s", Width: 1200, Height: 320, XFormat: fmtSeconds}
 	total := Series{Name: "total"}
 	perAgent := map[int]*Series{}
-	for _, iv := range r.Intervals {
+	for _, iv := range r.rateIntervals() {
 		x := r.elapsed(iv)
 		total.X = append(total.X, x)
 		total.Y = append(total.Y, iv.OpsPerSec)
@@ -415,7 +416,7 @@ func agentRows(r *Run) ([]string, []agentRow) {
 	}
 	var rows []agentRow
 	for _, a := range run.Agents {
-		row := agentRow{Name: agentName(a), Host: a.Hostname, State: a.State, Threads: fmt.Sprint(a.Threads), Ops: group(a.Operations),
+		row := agentRow{Name: agentName(a), Host: a.Hostname, State: string(a.State), Threads: fmt.Sprint(a.Threads), Ops: group(a.Operations),
 			CPU: trimFloat(roundSig(a.CPUSeconds, 3)), Offset: fmtNs(a.ClockOffsetNs), RTT: fmtNs(a.RTTNs), Skew: "-", Reconnects: fmt.Sprint(a.Reconnects)}
 		if a.StartSkewNs != nil {
 			row.Skew = fmtNs(*a.StartSkewNs)
@@ -433,7 +434,7 @@ func agentRows(r *Run) ([]string, []agentRow) {
 				row.P99 = append(row.P99, "-")
 			}
 		}
-		row.Bad = a.State == "lost" || a.State == "failed" || a.Error != ""
+		row.Bad = a.State == ycsbrun.AgentLost || a.State == ycsbrun.AgentFailed || a.Error != ""
 		// An agent a fifth below its equal share was a straggler.
 		row.Warn = len(run.Agents) > 1 && totalOps > 0 && float64(a.Operations) < 0.8*float64(totalOps)/float64(len(run.Agents))
 		rows = append(rows, row)
@@ -487,7 +488,7 @@ func configRows(run *bundle.Run) []kv {
 	if run.Label != "" {
 		rows = append(rows, kv{"Label", run.Label})
 	}
-	rows = append(rows, kv{"Status", strings.TrimSpace(run.Status + " " + strings.Join(run.StatusReasons, "; "))},
+	rows = append(rows, kv{"Status", strings.TrimSpace(string(run.Status) + " " + strings.Join(run.StatusReasons, "; "))},
 		kv{"Exit", fmt.Sprintf("%d (%s)", run.ExitCode, run.ExitReason)})
 	if run.Error != "" {
 		rows = append(rows, kv{"Error", redact.Text(run.Error)})

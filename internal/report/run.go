@@ -14,6 +14,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	ycsbrun "github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/workloads"
 )
 
@@ -85,7 +86,7 @@ func (r *Run) usable() []bundle.Interval {
 // Name is a short display name (label or directory name).
 func (r *Run) Name() string { return r.B.Name() }
 
-// DB is the database binding.
+// DB is the database adapter.
 func (r *Run) DB() string { return r.B.Run.DB }
 
 // Scenario names the workload: the -P names when the command line was
@@ -221,3 +222,37 @@ func agentName(a bundle.Agent) string {
 
 // dirName is a bundle's directory base name.
 func dirName(r *Run) string { return filepath.Base(filepath.Clean(r.B.Dir)) }
+
+// rateIntervals returns the intervals to draw throughput from: a trailing
+// sliver (the run's last few milliseconds, see run.IsSliver) is folded into
+// the interval before it, exactly as the live view does, so that a chart
+// does not end in a collapse (or spike) computed over a few operations.
+func (r *Run) rateIntervals() []bundle.Interval {
+	n := len(r.Intervals)
+	if n < 2 {
+		return r.Intervals
+	}
+	spans := make([]ycsbrun.Span, n)
+	for i, iv := range r.Intervals {
+		spans[i] = ycsbrun.Span{StartNs: iv.StartUnixNs, EndNs: iv.EndUnixNs, Ops: iv.Operations}
+	}
+	merged, ok := ycsbrun.MergeTrailingSliver(spans, time.Duration(r.B.Run.Config.IntervalNs))
+	if !ok {
+		return r.Intervals
+	}
+	out := append([]bundle.Interval(nil), r.Intervals[:n-1]...)
+	last, sliver := &out[n-2], r.Intervals[n-1]
+	last.EndUnixNs, last.Operations = merged[n-2].EndNs, merged[n-2].Ops
+	last.OpsPerSec = merged[n-2].Rate()
+	agents := append([]bundle.AgentSlice(nil), last.Agents...)
+	for i := range agents {
+		for _, s := range sliver.Agents {
+			if s.Index == agents[i].Index {
+				agents[i].Operations += s.Operations
+			}
+		}
+		agents[i].OpsPerSec = ycsbrun.Span{StartNs: last.StartUnixNs, EndNs: last.EndUnixNs, Ops: agents[i].Operations}.Rate()
+	}
+	last.Agents = agents
+	return out
+}

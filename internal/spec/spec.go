@@ -1,12 +1,16 @@
-// Package bench turns a YCSB command line (db name, merged properties,
-// phase) into a prepared engine run. It is the one place where properties
-// become engine options, so single-host commands and distributed agents
-// configure runs identically.
+// Package spec turns a YCSB command line (adapter name, merged properties,
+// phase) into one typed, validated run specification, and a specification
+// into a prepared engine run. It is the one place where properties become
+// settings: every process parses its properties once (Parse), and single
+// hosts, coordinators and agents all configure runs through it, so they
+// cannot drift apart.
 package spec
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
@@ -14,6 +18,8 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
 	"github.com/ycsbctl/ycsbctl/internal/workload"
 )
 
@@ -35,7 +41,7 @@ const (
 
 // Settings are the validated client-level settings of a run.
 type Settings struct {
-	Phase          engine.Phase
+	Phase          run.Phase
 	Threads        int
 	Target         float64
 	OpCount        int64
@@ -50,7 +56,17 @@ type Settings struct {
 }
 
 // ParseSettings validates the client-level properties for a phase.
-func ParseSettings(p *properties.Properties, phase engine.Phase) (*Settings, error) {
+func ParseSettings(p *properties.Properties, phase run.Phase) (*Settings, error) {
+	cfg, err := workload.ParseConfig(p)
+	if err != nil {
+		return nil, err
+	}
+	return parseSettings(p, phase, cfg)
+}
+
+// parseSettings validates the client-level properties, with the
+// workload's configuration already parsed.
+func parseSettings(p *properties.Properties, phase run.Phase, cfg *workload.Config) (*Settings, error) {
 	s := &Settings{Phase: phase}
 	th, err := p.Int64(PropThreads, 1)
 	if err != nil {
@@ -109,13 +125,9 @@ func ParseSettings(p *properties.Properties, phase engine.Phase) (*Settings, err
 	if w := p.String(PropWorkload, "site.ycsb.workloads.CoreWorkload"); w != "site.ycsb.workloads.CoreWorkload" && w != "core" {
 		return nil, &properties.Error{Property: PropWorkload, Value: w, Expected: "site.ycsb.workloads.CoreWorkload (the only workload class ycsbctl implements)"}
 	}
-	if phase == engine.Load {
+	if phase == run.Load {
 		// YCSB's load phase inserts insertcount records (default:
 		// recordcount - insertstart).
-		cfg, err := workload.ParseConfig(p)
-		if err != nil {
-			return nil, err
-		}
 		s.OpCount = cfg.InsertCount
 		if cfg.RecordCount == 1<<63-1 && !p.Has(workload.PropInsertCount) && s.MaxExecution == 0 {
 			return nil, &properties.Error{Property: workload.PropRecordCount, Expected: "a positive record count for the load phase"}
@@ -164,30 +176,185 @@ func trim(s string) string {
 	return s
 }
 
-// Validate checks everything about a run that can be checked without
-// touching the database: the binding name, the workload and the client
-// settings. Coordinators call it before any agent is contacted.
-func Validate(dbName string, p *properties.Properties, phase engine.Phase) (*Settings, error) {
-	if _, err := adapters.Lookup(dbName); err != nil {
-		return nil, err
-	}
-	s, err := ParseSettings(p, phase)
+// Output and operator properties (YCSB's names where YCSB has them).
+const (
+	PropExporter         = "exporter"
+	PropExportFile       = "exportfile"
+	PropHdrFileOutput    = "hdrhistogram.fileoutput"
+	PropHdrOutputPath    = "hdrhistogram.output.path"
+	PropHistogramVerbose = "measurement.histogram.verbose"
+	PropTimeseriesGran   = "timeseries.granularity"
+	PropStatus           = "status"
+	PropMaxErrorRate     = "ycsbctl.maxerrorrate"
+	// PropTUI turns the live terminal view off (false); it is only ever
+	// on when stdout is a terminal.
+	PropTUI = "ycsbctl.tui"
+	// PropMetricsAddr serves Prometheus metrics on this address.
+	PropMetricsAddr = "ycsbctl.metrics.addr"
+	// PropMetricsLinger keeps /metrics up this many seconds after the
+	// run, so the last interval is scraped before the process exits.
+	PropMetricsLinger = "ycsbctl.metrics.linger"
+	// PropResults writes a run bundle (run.json, summary.txt,
+	// merged.hlog) to this directory.
+	PropResults = "ycsbctl.results"
+)
+
+// Output is how a run presents its results.
+type Output struct {
+	// Exporter is a YCSB exporter class; ExportFile the file the final
+	// summary goes to (stdout when empty).
+	Exporter   string
+	ExportFile string
+	// HlogPath is the tagged HdrHistogram interval log
+	// (hdrhistogram.fileoutput), empty when off.
+	HlogPath string
+	// Verbose prints every histogram bucket in the summary.
+	Verbose bool
+	// Timeseries is measurementtype=timeseries: intervals are cut at
+	// Granularity and averages printed per bucket.
+	Timeseries  bool
+	Granularity time.Duration
+	// MaxErrorRate is the share of failed operations above which the run
+	// exits 5; negative when unset.
+	MaxErrorRate float64
+	// Status prints YCSB status lines (-s) with Label in front (-l).
+	Status bool
+	Label  string
+	// ResultsDir receives the run bundle; empty for none.
+	ResultsDir string
+	// MetricsAddr serves /metrics; MetricsLinger keeps it up after the run.
+	MetricsAddr   string
+	MetricsLinger time.Duration
+	// TUI is false when the live view is switched off.
+	TUI bool
+}
+
+// Spec is one run, fully parsed and validated: the adapter, the phase,
+// the client settings, the workload's configuration and the output. The
+// properties travel along unchanged because agents are configured by
+// sending them (so an agent is deterministic from its properties alone).
+type Spec struct {
+	*Settings
+	DB       string
+	Adapter  *adapters.Info
+	Props    *properties.Properties
+	Workload *workload.Config
+	Output   Output
+	// CutInterval is how often the engine cuts an interval: the status
+	// interval, or the timeseries granularity. StatusEvery is how many
+	// cut intervals make one status line.
+	CutInterval time.Duration
+	StatusEvery int64
+}
+
+// Parse validates everything about a run that can be checked without
+// touching a database: the adapter name, the workload, the client
+// settings and the output options. Errors name the property at fault.
+func Parse(dbName string, p *properties.Properties, phase run.Phase) (*Spec, error) {
+	info, err := adapters.Lookup(dbName)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := workload.ParseConfig(p); err != nil {
+	cfg, err := workload.ParseConfig(p)
+	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	s, err := parseSettings(p, phase, cfg)
+	if err != nil {
+		return nil, err
+	}
+	out, err := parseOutput(p, s)
+	if err != nil {
+		return nil, err
+	}
+	sp := &Spec{Settings: s, DB: dbName, Adapter: info, Props: p, Workload: cfg, Output: *out, CutInterval: s.StatusInterval, StatusEvery: 1}
+	if out.Timeseries {
+		// The engine cuts intervals at the timeseries granularity; the
+		// status printer groups them back into status intervals.
+		sp.CutInterval = out.Granularity
+		if n := int64(s.StatusInterval / out.Granularity); n > 1 {
+			sp.StatusEvery = n
+		}
+	}
+	return sp, nil
+}
+
+func parseOutput(p *properties.Properties, s *Settings) (*Output, error) {
+	o := &Output{}
+	o.Exporter = p.String(PropExporter, ycsbtext.TextExporter)
+	if err := ycsbtext.CheckExporter(o.Exporter); err != nil {
+		return nil, err
+	}
+	o.ExportFile = p.String(PropExportFile, "")
+	fo, err := p.Bool(PropHdrFileOutput, false)
+	if err != nil {
+		return nil, err
+	}
+	if fo {
+		path := p.String(PropHdrOutputPath, "")
+		if strings.HasSuffix(path, ".hlog") {
+			o.HlogPath = path
+		} else {
+			o.HlogPath = path + "ycsbctl.hlog"
+		}
+	}
+	if o.Verbose, err = p.Bool(PropHistogramVerbose, false); err != nil {
+		return nil, err
+	}
+	o.Timeseries = s.MeasurementTyp == "timeseries"
+	g, err := p.PositiveInt64(PropTimeseriesGran, 1000)
+	if err != nil {
+		return nil, err
+	}
+	o.Granularity = time.Duration(g) * time.Millisecond
+	o.MaxErrorRate = -1
+	if p.Has(PropMaxErrorRate) {
+		v, err := p.Float64(PropMaxErrorRate, -1)
+		if err != nil || v < 0 || v > 1 {
+			return nil, &properties.Error{Property: PropMaxErrorRate, Value: p.String(PropMaxErrorRate, ""), Expected: "a fraction between 0 and 1"}
+		}
+		o.MaxErrorRate = v
+	}
+	if o.Status, err = p.Bool(PropStatus, false); err != nil {
+		return nil, err
+	}
+	// YCSB prints the label exactly as given (no trimming): "-l 'run1 '".
+	o.Label, _ = p.Lookup(PropLabel)
+	o.ResultsDir = p.String(PropResults, "")
+	o.MetricsAddr = p.String(PropMetricsAddr, "")
+	linger, err := p.Float64(PropMetricsLinger, 0)
+	if err != nil {
+		return nil, err
+	}
+	if linger < 0 || linger > 3600 {
+		return nil, &properties.Error{Property: PropMetricsLinger, Value: p.String(PropMetricsLinger, ""), Expected: "seconds between 0 and 3600"}
+	}
+	o.MetricsLinger = time.Duration(linger * float64(time.Second))
+	if o.TUI, err = p.Bool(PropTUI, true); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// WarmupDescription says how the run warms up, for the operator; empty
+// when it does not.
+func (s *Spec) WarmupDescription() string {
+	var parts []string
+	if s.WarmupTime > 0 {
+		parts = append(parts, fmt.Sprintf("%s (%s)", s.WarmupTime, PropWarmupTime))
+	}
+	if s.WarmupOps > 0 {
+		parts = append(parts, fmt.Sprintf("%d operations (%s)", s.WarmupOps, PropWarmupOps))
+	}
+	return strings.Join(parts, " and ")
 }
 
 // Prepared is a run ready to start.
 type Prepared struct {
-	Settings *Settings
+	Spec     *Spec
 	Workload *workload.Workload
 	DB       adapters.DB
 	Runner   *engine.Runner
-	DBName   string
 }
 
 // Close releases the database.
@@ -198,25 +365,19 @@ func (p *Prepared) Close() error {
 	return nil
 }
 
-// Prepare validates, opens the database, builds the workload and prepares
-// the engine (per-worker database handles included). Observers see every
-// interval.
-func Prepare(ctx context.Context, dbName string, p *properties.Properties, phase engine.Phase, clk clock.Clock, logf func(string, ...any), observers ...engine.Observer) (*Prepared, error) {
-	s, err := Validate(dbName, p, phase)
+// Prepare opens the database, builds the workload and prepares the engine
+// (per-worker database handles included). sink sees every interval.
+func Prepare(ctx context.Context, s *Spec, clk clock.Clock, logf func(string, ...any), sink run.Sink) (*Prepared, error) {
+	wl, err := workload.NewFromConfig(s.Workload, clk)
 	if err != nil {
 		return nil, err
 	}
-	info, _ := adapters.Lookup(dbName)
-	wl, err := workload.New(p, clk)
-	if err != nil {
-		return nil, err
-	}
-	db, err := info.Driver.Open(ctx, p)
+	db, err := s.Adapter.Driver.Open(ctx, s.Props)
 	if err != nil {
 		return nil, err
 	}
 	r, err := engine.Prepare(ctx, engine.Options{
-		Phase:          phase,
+		Phase:          s.Phase,
 		DB:             db,
 		Workload:       wl,
 		Threads:        s.Threads,
@@ -225,10 +386,10 @@ func Prepare(ctx context.Context, dbName string, p *properties.Properties, phase
 		MaxExecution:   s.MaxExecution,
 		WarmupOps:      s.WarmupOps,
 		WarmupTime:     s.WarmupTime,
-		StatusInterval: s.StatusInterval,
+		StatusInterval: s.CutInterval,
 		Mode:           s.Mode,
 		Clock:          clk,
-		Observers:      observers,
+		Sink:           sink,
 		Logf:           logf,
 	})
 	if err != nil {
@@ -237,5 +398,5 @@ func Prepare(ctx context.Context, dbName string, p *properties.Properties, phase
 		}
 		return nil, err
 	}
-	return &Prepared{Settings: s, Workload: wl, DB: db, Runner: r, DBName: info.Name}, nil
+	return &Prepared{Spec: s, Workload: wl, DB: db, Runner: r}, nil
 }

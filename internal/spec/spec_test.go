@@ -11,9 +11,9 @@ import (
 
 	_ "github.com/ycsbctl/ycsbctl/adapters/basic"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
-	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 )
 
@@ -24,7 +24,7 @@ func props(kv ...string) *properties.Properties {
 }
 
 func TestParseSettingsDefaults(t *testing.T) {
-	s, err := spec.ParseSettings(props("operationcount", "10"), engine.Run)
+	s, err := spec.ParseSettings(props("operationcount", "10"), run.Run)
 	require.NoError(t, err)
 	assert.Equal(t, 1, s.Threads)
 	assert.Zero(t, s.Target)
@@ -40,7 +40,7 @@ func TestParseSettingsDefaults(t *testing.T) {
 func TestParseSettings(t *testing.T) {
 	s, err := spec.ParseSettings(props("operationcount", "0", "maxexecutiontime", "30", "threadcount", "8", "target", "1500.5",
 		"status.interval", "0.5", "measurement.interval", "both", "warmuptime", "1.5", "warmupops", "100",
-		"hdrhistogram.percentiles", "50, 99.9 ,99.99", "measurementtype", "timeseries", "workload", "core"), engine.Run)
+		"hdrhistogram.percentiles", "50, 99.9 ,99.99", "measurementtype", "timeseries", "workload", "core"), run.Run)
 	require.NoError(t, err)
 	assert.Equal(t, 8, s.Threads)
 	assert.Equal(t, 1500.5, s.Target)
@@ -65,7 +65,7 @@ func TestLoadOpCount(t *testing.T) {
 		{[]string{"recordcount", "1000", "operationcount", "5"}, 1000},
 	}
 	for _, tc := range tests {
-		s, err := spec.ParseSettings(props(tc.kv...), engine.Load)
+		s, err := spec.ParseSettings(props(tc.kv...), run.Load)
 		require.NoError(t, err, "%v", tc.kv)
 		assert.Equal(t, tc.want, s.OpCount, "%v", tc.kv)
 	}
@@ -74,25 +74,25 @@ func TestLoadOpCount(t *testing.T) {
 func TestParseSettingsErrors(t *testing.T) {
 	tests := []struct {
 		kv    []string
-		phase engine.Phase
+		phase run.Phase
 		prop  string
 	}{
-		{[]string{"operationcount", "10", "threadcount", "0"}, engine.Run, "threadcount"},
-		{[]string{"operationcount", "10", "threadcount", "x"}, engine.Run, "threadcount"},
-		{[]string{"operationcount", "10", "target", "-1"}, engine.Run, "target"},
-		{[]string{"operationcount", "10", "target", "fast"}, engine.Run, "target"},
-		{[]string{"operationcount", "10", "status.interval", "-1"}, engine.Run, "status.interval"},
-		{[]string{"operationcount", "10", "maxexecutiontime", "-1"}, engine.Run, "maxexecutiontime"},
-		{[]string{"operationcount", "10", "warmuptime", "-1"}, engine.Run, "warmuptime"},
-		{[]string{"operationcount", "10", "warmupops", "-1"}, engine.Run, "warmupops"},
-		{[]string{"operationcount", "10", "measurement.interval", "all"}, engine.Run, "measurement.interval"},
-		{[]string{"operationcount", "10", "measurementtype", "histogram"}, engine.Run, "measurementtype"},
-		{[]string{"operationcount", "10", "hdrhistogram.percentiles", "0"}, engine.Run, "hdrhistogram.percentiles"},
-		{[]string{"operationcount", "10", "workload", "site.ycsb.workloads.RestWorkload"}, engine.Run, "workload"},
-		{[]string{}, engine.Run, "operationcount"},
-		{[]string{"operationcount", "-3"}, engine.Run, "operationcount"},
-		{[]string{}, engine.Load, "recordcount"},
-		{[]string{"recordcount", "10", "insertcount", "11"}, engine.Load, "insertcount"},
+		{[]string{"operationcount", "10", "threadcount", "0"}, run.Run, "threadcount"},
+		{[]string{"operationcount", "10", "threadcount", "x"}, run.Run, "threadcount"},
+		{[]string{"operationcount", "10", "target", "-1"}, run.Run, "target"},
+		{[]string{"operationcount", "10", "target", "fast"}, run.Run, "target"},
+		{[]string{"operationcount", "10", "status.interval", "-1"}, run.Run, "status.interval"},
+		{[]string{"operationcount", "10", "maxexecutiontime", "-1"}, run.Run, "maxexecutiontime"},
+		{[]string{"operationcount", "10", "warmuptime", "-1"}, run.Run, "warmuptime"},
+		{[]string{"operationcount", "10", "warmupops", "-1"}, run.Run, "warmupops"},
+		{[]string{"operationcount", "10", "measurement.interval", "all"}, run.Run, "measurement.interval"},
+		{[]string{"operationcount", "10", "measurementtype", "histogram"}, run.Run, "measurementtype"},
+		{[]string{"operationcount", "10", "hdrhistogram.percentiles", "0"}, run.Run, "hdrhistogram.percentiles"},
+		{[]string{"operationcount", "10", "workload", "site.ycsb.workloads.RestWorkload"}, run.Run, "workload"},
+		{[]string{}, run.Run, "operationcount"},
+		{[]string{"operationcount", "-3"}, run.Run, "operationcount"},
+		{[]string{}, run.Load, "recordcount"},
+		{[]string{"recordcount", "10", "insertcount", "11"}, run.Load, "insertcount"},
 	}
 	for _, tc := range tests {
 		_, err := spec.ParseSettings(props(tc.kv...), tc.phase)
@@ -128,23 +128,27 @@ func TestParsePercentiles(t *testing.T) {
 	}
 }
 
-func TestValidateAndPrepare(t *testing.T) {
-	_, err := spec.Validate("nosuch", props("operationcount", "1"), engine.Run)
+func TestParseAndPrepare(t *testing.T) {
+	_, err := spec.Parse("nosuch", props("operationcount", "1"), run.Run)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "basic")
 
 	p := props("operationcount", "100", "recordcount", "100", "basicdb.verbose", "false", "threadcount", "3")
-	prep, err := spec.Prepare(context.Background(), "basic", p, engine.Run, clock.NewReal(), nil)
+	sp, err := spec.Parse("basic", p, run.Run)
+	require.NoError(t, err)
+	prep, err := spec.Prepare(context.Background(), sp, clock.NewReal(), nil, nil)
 	require.NoError(t, err)
 	defer prep.Close()
-	assert.Equal(t, "basic", prep.DBName)
+	assert.Equal(t, "basic", prep.Spec.Adapter.Name)
 	assert.Equal(t, 3, prep.Runner.Threads())
 	prep.Runner.Start(time.Time{})
 	res := prep.Runner.Wait()
 	assert.Equal(t, int64(100), res.Total.Ops)
 
-	// A binding property error is reported before anything runs.
-	_, err = spec.Prepare(context.Background(), "basic", props("operationcount", "1", "basicdb.verbose", "loud"), engine.Run, clock.NewReal(), nil)
+	// An adapter property error is reported before anything runs.
+	sp, err = spec.Parse("basic", props("operationcount", "1", "basicdb.verbose", "loud"), run.Run)
+	require.NoError(t, err)
+	_, err = spec.Prepare(context.Background(), sp, clock.NewReal(), nil, nil)
 	var pe *properties.Error
 	require.True(t, errors.As(err, &pe), "%v", err)
 	assert.Equal(t, "basicdb.verbose", pe.Property)

@@ -13,7 +13,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/workloads"
 )
 
-// nopDB is a no-op binding without verbose output, the harness floor.
+// nopDB is a no-op adapter without verbose output, the harness floor.
 type nopDB struct{}
 
 func (nopDB) Read(context.Context, string, []byte, []string, *adapters.Record) adapters.Status {

@@ -1,6 +1,6 @@
 // Package workload is YCSB's CoreWorkload: it turns properties into key
 // choosers, field sets and an operation mix, and runs one insert or one
-// transaction at a time against a database binding, measuring every call.
+// transaction at a time against a database adapter, measuring every call.
 //
 // A Workload holds what all workers share (read-only configuration and the
 // few counters YCSB shares between threads); each worker goroutine gets its

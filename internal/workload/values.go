@@ -8,7 +8,7 @@ import (
 //
 // YCSB's RandomByteIterator produces bytes lazily, and its BasicDB never
 // consumes them, so Java YCSB's no-op baseline pays nothing for values while
-// any binding that sends them pays per byte. Generating 1000 fresh bytes per
+// any adapter that sends them pays per byte. Generating 1000 fresh bytes per
 // operation would cost more than the whole rest of the harness, so by
 // default every value is a window of a per-process pool of bytes drawn from
 // exactly YCSB's byte distribution, at a random offset. Windows of a pool

@@ -61,6 +61,12 @@ func New(p *properties.Properties, clk clock.Clock) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
+	return NewFromConfig(cfg, clk)
+}
+
+// NewFromConfig builds a workload from an already parsed configuration,
+// so a process that validated its properties does not parse them again.
+func NewFromConfig(cfg *Config, clk clock.Clock) (*Workload, error) {
 	if clk == nil {
 		clk = clock.NewReal()
 	}
@@ -364,7 +370,7 @@ func (wk *Worker) DoInsert(ctx context.Context) bool {
 }
 
 // NeedsBatchWarning reports (once) that batching was asked for but the
-// binding cannot batch.
+// adapter cannot batch.
 func (wk *Worker) NeedsBatchWarning() bool {
 	if wk.w.Cfg.BatchSize <= 1 || wk.warnedBatch {
 		return false

@@ -22,6 +22,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/workload"
 	"github.com/ycsbctl/ycsbctl/workloads"
 )
@@ -194,7 +195,7 @@ func load(t testing.TB, w *workload.Workload, db adapters.DB, n int) *measuremen
 }
 
 // run performs n transactions on each of `workers` goroutines.
-func run(t testing.TB, w *workload.Workload, db adapters.DB, workers, n int) *measurement.Interval {
+func runWorkers(t testing.TB, w *workload.Workload, db adapters.DB, workers, n int) *measurement.Interval {
 	t.Helper()
 	recs := make([]*measurement.Recorder, workers)
 	var wg sync.WaitGroup
@@ -343,7 +344,7 @@ func TestOperationMix(t *testing.T) {
 				return
 			}
 			db := newFakeDB(false)
-			iv := run(t, newWorkload(t, p), db, workers, perWorker)
+			iv := runWorkers(t, newWorkload(t, p), db, workers, perWorker)
 			require.Equal(t, int64(workers*perWorker), iv.Ops)
 			got := opMix(iv)
 			for op, share := range got {
@@ -360,7 +361,7 @@ func TestOperationMix(t *testing.T) {
 
 func TestReadModifyWriteMeasured(t *testing.T) {
 	db := newFakeDB(false)
-	iv := run(t, newWorkload(t, props(t, "workloadf")), db, 1, 2000)
+	iv := runWorkers(t, newWorkload(t, props(t, "workloadf")), db, 1, 2000)
 	rmw := iv.Count(measurement.SeriesOf(measurement.ReadModifyWrite, measurement.Service, false))
 	require.Greater(t, rmw, int64(0))
 	// Each RMW is one transaction with a READ and an UPDATE of the same key.
@@ -448,7 +449,7 @@ func TestFieldSelection(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			kv := append([]string{"recordcount", "100", "readproportion", "0.4", "scanproportion", "0.2", "updateproportion", "0.4", "maxscanlength", "10"}, tc.kv...)
 			db := newFakeDB(false)
-			run(t, newWorkload(t, props(t, "", kv...)), db, 1, 600)
+			runWorkers(t, newWorkload(t, props(t, "", kv...)), db, 1, 600)
 			reads, scans, updates := db.byOp("READ"), db.byOp("SCAN"), db.byOp("UPDATE")
 			require.NotEmpty(t, reads)
 			require.NotEmpty(t, scans)
@@ -508,7 +509,7 @@ func TestValueBytesAndLengths(t *testing.T) {
 			db := newFakeDB(false)
 			w := newWorkload(t, props(t, "", append([]string{"recordcount", "300", "updateproportion", "1", "readproportion", "0", "writeallfields", "true"}, tc.kv...)...))
 			load(t, w, db, 300)
-			run(t, w, db, 1, 300)
+			runWorkers(t, w, db, 1, 300)
 			lengths := map[int]bool{}
 			n := 0
 			for _, c := range db.calls {
@@ -571,7 +572,7 @@ func TestDataIntegrity(t *testing.T) {
 			w := newWorkload(t, p)
 			load(t, w, db, records)
 			// Runs with reads and (deterministic) updates verify cleanly.
-			iv := run(t, w, db, 2, 500)
+			iv := runWorkers(t, w, db, 2, 500)
 			reads := iv.Returns[measurement.Read][adapters.OK]
 			require.Greater(t, reads, int64(300))
 			assert.Equal(t, reads, iv.ReturnTotal(measurement.Read), "every read found its record")
@@ -590,7 +591,7 @@ func TestDataIntegrity(t *testing.T) {
 			pc.Set("readproportion", "1")
 			pc.Set("updateproportion", "0")
 			w2 := newWorkload(t, pc)
-			iv = run(t, w2, db, 1, 300)
+			iv = runWorkers(t, w2, db, 1, 300)
 			assert.Equal(t, int64(300), iv.Returns[measurement.Verify][adapters.UnexpectedState])
 			assert.Zero(t, iv.Returns[measurement.Verify][adapters.OK])
 		})
@@ -618,7 +619,7 @@ func TestDataIntegrityReadOfOneField(t *testing.T) {
 	db := newFakeDB(true)
 	w := newWorkload(t, p)
 	load(t, w, db, 50)
-	iv := run(t, w, db, 1, 200)
+	iv := runWorkers(t, w, db, 1, 200)
 	assert.Equal(t, int64(200), iv.Returns[measurement.Verify][adapters.OK])
 }
 
@@ -687,7 +688,7 @@ func TestRunPhaseInsertsAndAcknowledgedLimit(t *testing.T) {
 			w := newWorkload(t, p)
 			load(t, w, db, records)
 			db.inserted = nil
-			iv := run(t, w, db, 4, 2500)
+			iv := runWorkers(t, w, db, 4, 2500)
 			assert.Empty(t, db.bad, "keys read before their insert was acknowledged")
 			n := len(db.inserted)
 			require.Greater(t, n, 100)
@@ -709,7 +710,7 @@ func TestRunPhaseInsertsAndAcknowledgedLimit(t *testing.T) {
 func TestRunPhaseInsertKeysHashed(t *testing.T) {
 	db := newFakeDB(false)
 	w := newWorkload(t, props(t, "", "recordcount", "100000", "insertproportion", "1", "readproportion", "0", "updateproportion", "0"))
-	run(t, w, db, 1, 3)
+	runWorkers(t, w, db, 1, 3)
 	var keys []string
 	for _, c := range db.byOp("INSERT") {
 		keys = append(keys, c.key)
@@ -720,7 +721,7 @@ func TestRunPhaseInsertKeysHashed(t *testing.T) {
 func TestLatestReadsFavourNewKeys(t *testing.T) {
 	db := newFakeDB(false)
 	w := newWorkload(t, props(t, "workloadd", "recordcount", "1000", "insertorder", "ordered", "insertproportion", "0", "readproportion", "1"))
-	run(t, w, db, 1, 5000)
+	runWorkers(t, w, db, 1, 5000)
 	newest := 0
 	for _, c := range db.byOp("READ") {
 		n, err := strconv.Atoi(strings.TrimPrefix(c.key, "user"))
@@ -742,7 +743,7 @@ func TestInsertStripes(t *testing.T) {
 			"ycsbctl.insertstripe.index", fmt.Sprint(i), "ycsbctl.insertstripe.count", "3")
 		db := newFakeDB(false)
 		w := newWorkload(t, p)
-		run(t, w, db, 2, 300)
+		runWorkers(t, w, db, 2, 300)
 		sets[i] = map[string]bool{}
 		for _, c := range db.byOp("INSERT") {
 			n, err := strconv.Atoi(strings.TrimPrefix(c.key, "user"))
@@ -776,7 +777,7 @@ func TestKeyRangesByDistribution(t *testing.T) {
 			db := newFakeDB(false)
 			p := props(t, "", "recordcount", "1000", "insertstart", "200", "insertcount", "300", "operationcount", "1000",
 				"insertorder", "ordered", "requestdistribution", dist, "readproportion", "1", "updateproportion", "0")
-			run(t, newWorkload(t, p), db, 1, 3000)
+			runWorkers(t, newWorkload(t, p), db, 1, 3000)
 			lo, hi := 200, 499
 			if dist == "zipfian" {
 				// YCSB's zipfian range is inclusive of insertstart+insertcount
@@ -805,7 +806,7 @@ func TestScanLengths(t *testing.T) {
 	for _, dist := range []string{"uniform", "zipfian"} {
 		db := newFakeDB(false)
 		p := props(t, "workloade", "recordcount", "1000", "minscanlength", "5", "maxscanlength", "20", "scanlengthdistribution", dist, "insertproportion", "0")
-		run(t, newWorkload(t, p), db, 1, 2000)
+		runWorkers(t, newWorkload(t, p), db, 1, 2000)
 		seen := map[int]bool{}
 		for _, c := range db.byOp("SCAN") {
 			require.GreaterOrEqual(t, c.count, 5)
@@ -853,7 +854,7 @@ func TestBatchInsertsEmbedded(t *testing.T) {
 	w := newWorkload(t, p)
 	var logs []string
 	r, err := engine.Prepare(context.Background(), engine.Options{
-		Phase: engine.Load, DB: db, Workload: w, Threads: 3, OpCount: records,
+		Phase: run.Load, DB: db, Workload: w, Threads: 3, OpCount: records,
 		Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) },
 	})
 	require.NoError(t, err)
@@ -885,7 +886,7 @@ func TestBatchInsertFallbackWarnsOnce(t *testing.T) {
 	var mu sync.Mutex
 	var logs []string
 	r, err := engine.Prepare(context.Background(), engine.Options{
-		Phase: engine.Load, DB: db, Workload: newWorkload(t, p), Threads: 4, OpCount: records,
+		Phase: run.Load, DB: db, Workload: newWorkload(t, p), Threads: 4, OpCount: records,
 		Logf: func(f string, a ...any) { mu.Lock(); logs = append(logs, fmt.Sprintf(f, a...)); mu.Unlock() },
 	})
 	require.NoError(t, err)

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ycsbctl/ycsbctl/internal/run"
 )
 
 // The Grafana dashboard and the Prometheus example are checked against
@@ -51,7 +53,7 @@ func loadDashboard(t *testing.T) dashboard {
 // _bucket/_sum/_count of histograms), the Go and process collectors' too.
 func exposedNames(t *testing.T) map[string]bool {
 	e := populated()
-	e.SetAgentStatus("local", AgentStatus{State: "running"})
+	e.SetAgentStatus("local", AgentStatus{State: run.AgentRunning})
 	names := map[string]bool{}
 	mfs, err := e.Registry().Gather()
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 )
 
 // RunInfo identifies the run being exposed.
@@ -40,15 +41,10 @@ type RunInfo struct {
 	Start time.Time
 }
 
-// Agent states exposed by ycsbctl_agent_state (a state set: 1 for the
-// current state, 0 for the others). The coordinator's states plus the
-// engine's warm-up.
-var AgentStates = []string{"connecting", "preparing", "ready", "warmup", "running", "finished", "lost", "failed"}
-
 // AgentStatus is the non-histogram state of one agent (or of the single
 // host).
 type AgentStatus struct {
-	State       string
+	State       run.AgentState
 	ClockOffset time.Duration
 	// Lag is how far the slowest paced worker is behind its schedule.
 	Lag time.Duration
@@ -205,11 +201,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	e := (*Exporter)(c)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	run := e.run
-	if run.RunID == "" {
+	info := e.run
+	if info.RunID == "" {
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(descRunInfo, prometheus.GaugeValue, 1, run.RunID, run.Phase, run.Workload, run.DB)
+	ch <- prometheus.MustNewConstMetric(descRunInfo, prometheus.GaugeValue, 1, info.RunID, info.Phase, info.Workload, info.DB)
 	// Agents are the names with a status; a coordinator's merged series
 	// ("all") is not one.
 	agents := 0
@@ -218,10 +214,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			agents++
 		}
 	}
-	ch <- prometheus.MustNewConstMetric(descAgents, prometheus.GaugeValue, float64(agents), run.RunID)
+	ch <- prometheus.MustNewConstMetric(descAgents, prometheus.GaugeValue, float64(agents), info.RunID)
 	var ct *timestamppb.Timestamp
-	if !run.Start.IsZero() {
-		ct = timestamppb.New(run.Start)
+	if !info.Start.IsZero() {
+		ct = timestamppb.New(info.Start)
 	}
 	names := make([]string, 0, len(e.agents))
 	for n := range e.agents {
@@ -235,12 +231,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 				if n == 0 {
 					continue
 				}
-				ch <- counter(descOps, float64(n), run.Start, run.RunID, name, measurement.Op(op).String(), adapters.Status(st).String())
+				ch <- counter(descOps, float64(n), info.Start, info.RunID, name, measurement.Op(op).String(), adapters.Status(st).String())
 			}
 		}
-		ch <- counter(descTx, float64(a.ops), run.Start, run.RunID, name)
+		ch <- counter(descTx, float64(a.ops), info.Start, info.RunID, name)
 		for k, acc := range a.hist {
-			m := &histMetric{desc: descDuration, labels: prometheus.MakeLabelPairs(descDuration, []string{run.RunID, name, k.op.String(), k.kind, k.outcome})}
+			m := &histMetric{desc: descDuration, labels: prometheus.MakeLabelPairs(descDuration, []string{info.RunID, name, k.op.String(), k.kind, k.outcome})}
 			acc.write(&m.h)
 			m.h.CreatedTimestamp = ct
 			ch <- m
@@ -248,17 +244,19 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if !a.hasStat {
 			continue
 		}
-		for _, s := range AgentStates {
+		// ycsbctl_agent_state is a state set: 1 for the current state, 0
+		// for the others.
+		for _, s := range run.AgentStates {
 			v := 0.0
 			if s == a.status.State {
 				v = 1
 			}
-			ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, v, run.RunID, name, s)
+			ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, v, info.RunID, name, string(s))
 		}
-		ch <- prometheus.MustNewConstMetric(descOffset, prometheus.GaugeValue, a.status.ClockOffset.Seconds(), run.RunID, name)
-		ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, a.status.Lag.Seconds(), run.RunID, name)
-		ch <- prometheus.MustNewConstMetric(descDelay, prometheus.GaugeValue, a.status.IntervalDelay.Seconds(), run.RunID, name)
-		ch <- counter(descCPU, a.status.CPUSeconds, run.Start, run.RunID, name)
+		ch <- prometheus.MustNewConstMetric(descOffset, prometheus.GaugeValue, a.status.ClockOffset.Seconds(), info.RunID, name)
+		ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, a.status.Lag.Seconds(), info.RunID, name)
+		ch <- prometheus.MustNewConstMetric(descDelay, prometheus.GaugeValue, a.status.IntervalDelay.Seconds(), info.RunID, name)
+		ch <- counter(descCPU, a.status.CPUSeconds, info.Start, info.RunID, name)
 	}
 }
 

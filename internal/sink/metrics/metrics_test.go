@@ -17,8 +17,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
-	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 )
 
 // TestLayoutMatchesLibrary checks our index-to-value mapping against the
@@ -205,7 +205,7 @@ func TestExporterAggregatesAgents(t *testing.T) {
 			e.ObserveInterval(name, iv)
 			merged.Add(iv)
 		}
-		e.SetAgentStatus(name, AgentStatus{State: "running", ClockOffset: time.Millisecond, Lag: 2 * time.Millisecond, CPUSeconds: 1.5})
+		e.SetAgentStatus(name, AgentStatus{State: run.AgentRunning, ClockOffset: time.Millisecond, Lag: 2 * time.Millisecond, CPUSeconds: 1.5})
 	}
 	mfs, err := e.Registry().Gather()
 	if err != nil {
@@ -288,7 +288,7 @@ func TestIntendedMode(t *testing.T) {
 func populated() *Exporter {
 	e := newTestExporter()
 	e.ObserveInterval("local", interval(7, 2000, 3))
-	e.SetAgentStatus("local", AgentStatus{State: "running", CPUSeconds: 0.5})
+	e.SetAgentStatus("local", AgentStatus{State: run.AgentRunning, CPUSeconds: 0.5})
 	return e
 }
 
@@ -410,18 +410,33 @@ func TestNormalizeAddr(t *testing.T) {
 	}
 }
 
-func TestEngineObserver(t *testing.T) {
+// The sink exposes a single host exactly as one agent named "local":
+// warm-up neither counted nor timed, state following the run, CPU added
+// once per interval.
+func TestSinkSingleHost(t *testing.T) {
 	e := newTestExporter()
-	o := e.EngineObserver("local")
-	o.OnInterval(interval(1, 5, 0), nil, engine.Progress{Warmup: true})
-	o.OnInterval(interval(2, 50, 0), nil, engine.Progress{Lag: 3 * time.Millisecond})
-	o.OnInterval(interval(3, 50, 0), nil, engine.Progress{Final: true})
+	o := e.NewSink(RunInfo{RunID: "r1", Phase: "run", DB: "basic"}, nil)
+	self := run.SelfView{Name: run.LocalAgent}
+	var seq int64
+	emit := func(iv *measurement.Interval, p run.Progress, cpu float64) {
+		seq++
+		iv.Seq = seq
+		u := &run.Update{RunID: "r1", Interval: iv, Cumulative: iv, Progress: p}
+		self.Describe(u, cpu)
+		o.OnInterval(u)
+	}
+	emit(interval(1, 5, 0), run.Progress{Warmup: true}, 1)
+	emit(interval(2, 50, 0), run.Progress{Lag: 3 * time.Millisecond}, 1.5)
+	emit(interval(3, 50, 0), run.Progress{Final: true}, 2.25)
 	mfs, _ := e.Registry().Gather()
-	if v := findMetric(t, mfs, "ycsbctl_operations_total", map[string]string{"op": "READ"}).Counter.GetValue(); v != 100 {
+	if v := findMetric(t, mfs, "ycsbctl_operations_total", map[string]string{"op": "READ", "agent": "local"}).Counter.GetValue(); v != 100 {
 		t.Fatalf("reads %v, want 100 (warm-up not counted)", v)
 	}
 	if v := findMetric(t, mfs, "ycsbctl_agent_state", map[string]string{"state": "finished"}).Gauge.GetValue(); v != 1 {
 		t.Fatal("not finished")
+	}
+	if v := findMetric(t, mfs, "ycsbctl_agent_cpu_seconds_total", map[string]string{"agent": "local"}).Counter.GetValue(); v != 1.25 {
+		t.Fatalf("cpu %v, want 1.25 (counted from the first measured interval)", v)
 	}
 }
 

@@ -12,8 +12,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
-	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 )
 
 // Config describes the run on screen; it does not change during the run.
@@ -23,7 +23,7 @@ type Config struct {
 	DB       string
 	Workload string
 	RunID    string
-	Phase    engine.Phase
+	Phase    run.Phase
 	Threads  int
 	// Target is the total ops/s target (0 = unthrottled).
 	Target   float64
@@ -40,7 +40,7 @@ type Config struct {
 type Agent struct {
 	Name  string // address as given to --agents
 	Host  string
-	State string
+	State run.AgentState
 	// OpsPerSec is the agent's throughput in the latest interval;
 	// ExpectedShare the fraction of the cluster's throughput the plan
 	// gives it (0: unknown, an equal share is assumed).
@@ -59,7 +59,7 @@ type Snapshot struct {
 	// RunID, when set, names the run (a coordinator learns its id only
 	// once the run starts).
 	RunID      string
-	Progress   engine.Progress
+	Progress   run.Progress
 	Interval   *measurement.Interval
 	Cumulative *measurement.Interval
 	Agents     []Agent
@@ -69,10 +69,14 @@ type Snapshot struct {
 // and the bubbletea loop (renders). Sharing behind a mutex instead of
 // sending messages keeps the reporter from ever waiting on the screen.
 type state struct {
-	mu       sync.Mutex
-	snap     *Snapshot
-	snapAt   time.Time
-	history  []float64
+	mu      sync.Mutex
+	snap    *Snapshot
+	snapAt  time.Time
+	history []float64
+	// interval is the run's status interval and last the span of the
+	// latest history point, to fold a trailing sliver into it.
+	interval time.Duration
+	last     run.Span
 	logs     []string
 	stopping bool
 	aborting bool
@@ -89,7 +93,16 @@ func (s *state) update(sn Snapshot, now time.Time) {
 	s.snap = &sn
 	s.snapAt = now
 	if !sn.Progress.Warmup && sn.Interval != nil {
-		s.history = append(s.history, intervalRate(sn.Interval))
+		span := run.Span{StartNs: sn.Interval.StartNs, EndNs: sn.Interval.EndNs, Ops: sn.Interval.Ops}
+		if merged, ok := run.MergeTrailingSliver([]run.Span{s.last, span}, s.interval); ok && len(s.history) > 0 && sn.Progress.Final {
+			// The run's last few milliseconds would read as a collapse
+			// of throughput; show them as part of the interval before.
+			s.last = merged[0]
+			s.history[len(s.history)-1] = s.last.Rate()
+			return
+		}
+		s.last = span
+		s.history = append(s.history, span.Rate())
 		if len(s.history) > maxHistory {
 			s.history = s.history[len(s.history)-maxHistory:]
 		}
@@ -277,7 +290,7 @@ func render(cfg Config, st *state, start, now time.Time, width, height int) stri
 	} else {
 		add("")
 		add(throughputLine(sn, st.history, width))
-		if cfg.Phase == engine.Load {
+		if cfg.Phase == run.Load {
 			add(progressLine(cfg, sn, elapsed, width))
 		}
 		add("")
@@ -510,13 +523,13 @@ func agentTable(sn *Snapshot) []string {
 	running := 0
 	for _, a := range sn.Agents {
 		total += a.OpsPerSec
-		if a.State == "running" {
+		if a.State == run.AgentRunning {
 			running++
 		}
 	}
 	for _, a := range sn.Agents {
 		exp := a.ExpectedShare
-		if exp == 0 && running > 0 && a.State == "running" {
+		if exp == 0 && running > 0 && a.State == run.AgentRunning {
 			exp = 1 / float64(running)
 		}
 		share := 0.0
@@ -533,9 +546,9 @@ func agentTable(sn *Snapshot) []string {
 		line := fmt.Sprintf(" %-22s %-10s %10s %15s %9s %5.0f%% %9s", name, a.State, fmtRate(a.OpsPerSec),
 			fmt.Sprintf("%.0f%% (%.0f%%)", share*100, exp*100), fmtOffset(a.Lag), a.CPU*100, fmtOffset(a.ClockOffset))
 		switch {
-		case a.State == "lost" || a.State == "failed":
-			line = styBad.Render(line + "  " + strings.ToUpper(a.State) + " " + a.Error)
-		case a.State == "running" && ((exp > 0 && total > 0 && share < exp*stragglerShare) || a.Lag > stragglerLag):
+		case a.State == run.AgentLost || a.State == run.AgentFailed:
+			line = styBad.Render(line + "  " + strings.ToUpper(string(a.State)) + " " + a.Error)
+		case a.State == run.AgentRunning && ((exp > 0 && total > 0 && share < exp*stragglerShare) || a.Lag > stragglerLag):
 			line = styWarn.Render(line + "  STRAGGLER")
 		}
 		out = append(out, line)

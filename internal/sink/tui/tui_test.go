@@ -9,8 +9,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
-	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 )
 
 func iv(seq int64, secs float64, reads, updates, notFound int64) *measurement.Interval {
@@ -38,7 +38,7 @@ func iv(seq int64, secs float64, reads, updates, notFound int64) *measurement.In
 func plain(s string) string { return ansi.Strip(s) }
 
 func TestFrameRun(t *testing.T) {
-	v := New(Config{Command: "run", DB: "basic", Workload: "workloada", Phase: engine.Run, Threads: 4, Budget: 100000, Interval: 10 * time.Second}, nil, nil)
+	v := New(Config{Command: "run", DB: "basic", Workload: "workloada", Phase: run.Run, Threads: 4, Budget: 100000, Interval: 10 * time.Second}, nil, nil)
 	v.Log("a notice")
 	before := plain(v.Frame(120, 40))
 	if !strings.Contains(before, "STARTING") || !strings.Contains(before, "Waiting for the first interval") {
@@ -48,7 +48,7 @@ func TestFrameRun(t *testing.T) {
 	for seq := int64(1); seq <= 3; seq++ {
 		i := iv(seq, 10, 5000, 4000, 7)
 		cum.Add(i)
-		v.OnInterval(i, cum.Clone(), engine.Progress{Phase: engine.Run, Elapsed: time.Duration(seq) * 10 * time.Second, Budget: 100000})
+		v.OnInterval(&run.Update{Interval: i, Cumulative: cum.Clone(), Progress: run.Progress{Phase: run.Run, Elapsed: time.Duration(seq) * 10 * time.Second, Budget: 100000}})
 	}
 	f := plain(v.Frame(120, 40))
 	for _, want := range []string{"ycsbctl run · basic · workloada", "RUNNING", "Throughput", "901 ops/s", "Last interval", "Since start", "READ", "UPDATE", "P99.9", "NOT_FOUND 7", "NOT_FOUND 21", "3.00ms", "ETA", "a notice", "q stop gracefully"} {
@@ -70,13 +70,13 @@ func TestFrameRun(t *testing.T) {
 }
 
 func TestFrameLoadProgress(t *testing.T) {
-	v := New(Config{Command: "load", DB: "embedded", Phase: engine.Load, Budget: 10000}, nil, nil)
+	v := New(Config{Command: "load", DB: "embedded", Phase: run.Load, Budget: 10000}, nil, nil)
 	i := measurement.NewInterval(1, 0, int64(10*time.Second))
 	i.Hist[measurement.SeriesOf(measurement.Insert, measurement.Service, false)] = measurement.NewHistogram()
 	_ = i.Hist[measurement.SeriesOf(measurement.Insert, measurement.Service, false)].RecordValues(50_000, 2500)
 	i.Returns[measurement.Insert][adapters.OK] = 2500
 	i.Ops = 2500
-	v.OnInterval(i, i.Clone(), engine.Progress{Phase: engine.Load, Elapsed: 10 * time.Second, Budget: 10000})
+	v.OnInterval(&run.Update{Interval: i, Cumulative: i.Clone(), Progress: run.Progress{Phase: run.Load, Elapsed: 10 * time.Second, Budget: 10000}})
 	f := plain(v.Frame(110, 30))
 	for _, want := range []string{"Records", "25%", "2,500 / 10,000", "250 rec/s", "ETA 0:00:30", "INSERT", "█", "░"} {
 		if !strings.Contains(f, want) {
@@ -86,9 +86,9 @@ func TestFrameLoadProgress(t *testing.T) {
 }
 
 func TestFrameAgents(t *testing.T) {
-	v := New(Config{Command: "coordinator run", DB: "basic", Phase: engine.Run, Distributed: true}, nil, nil)
+	v := New(Config{Command: "coordinator run", DB: "basic", Phase: run.Run, Distributed: true}, nil, nil)
 	i := iv(1, 10, 3000, 0, 0)
-	v.Update(Snapshot{Progress: engine.Progress{Elapsed: 10 * time.Second}, Interval: i, Cumulative: i,
+	v.Update(Snapshot{Progress: run.Progress{Elapsed: 10 * time.Second}, Interval: i, Cumulative: i,
 		Agents: []Agent{
 			{Name: "127.0.0.1:7421", State: "running", OpsPerSec: 150, CPU: 0.5, ClockOffset: 300 * time.Microsecond},
 			{Name: "127.0.0.1:7422", State: "running", OpsPerSec: 140, CPU: 0.4},
@@ -109,13 +109,13 @@ func TestFrameAgents(t *testing.T) {
 }
 
 func TestFrameWarmupAndFinal(t *testing.T) {
-	v := New(Config{Command: "run", Phase: engine.Run}, nil, nil)
-	v.OnInterval(measurement.NewInterval(0, 0, 0), measurement.NewInterval(0, 0, 0), engine.Progress{Warmup: true, WarmupOps: 1234})
+	v := New(Config{Command: "run", Phase: run.Run}, nil, nil)
+	v.OnInterval(&run.Update{Interval: measurement.NewInterval(0, 0, 0), Cumulative: measurement.NewInterval(0, 0, 0), Progress: run.Progress{Warmup: true, WarmupOps: 1234}})
 	if f := plain(v.Frame(100, 20)); !strings.Contains(f, "WARM-UP") || !strings.Contains(f, "1,234 operations") {
 		t.Fatalf("warm-up frame:\n%s", f)
 	}
 	i := iv(1, 5, 10, 0, 0)
-	v.OnInterval(i, i, engine.Progress{Final: true, Elapsed: 5 * time.Second})
+	v.OnInterval(&run.Update{Interval: i, Cumulative: i, Progress: run.Progress{Final: true, Elapsed: 5 * time.Second}})
 	if f := plain(v.Frame(100, 20)); !strings.Contains(f, "FINISHED") {
 		t.Fatalf("final frame:\n%s", f)
 	}

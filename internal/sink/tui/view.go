@@ -17,8 +17,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/term"
 
-	"github.com/ycsbctl/ycsbctl/internal/engine"
-	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 )
 
 // View is one live view. Create it with New, Start it when the run is about
@@ -42,7 +41,7 @@ type View struct {
 // New returns a view drawing on out and reading keys from in. in may be
 // nil (or not a terminal), in which case only signals stop the run.
 func New(cfg Config, in io.Reader, out io.Writer) *View {
-	return &View{cfg: cfg, st: &state{}, in: in, out: out, now: time.Now, done: make(chan struct{}), Refresh: 250 * time.Millisecond}
+	return &View{cfg: cfg, st: &state{interval: cfg.Interval}, in: in, out: out, now: time.Now, done: make(chan struct{}), Refresh: 250 * time.Millisecond}
 }
 
 // IsTerminal reports whether w is a terminal, which the view needs.
@@ -80,9 +79,25 @@ func (v *View) Start(onStop func(abort bool)) {
 // Update shows a new interval. It never waits for the screen.
 func (v *View) Update(s Snapshot) { v.st.update(s, v.now()) }
 
-// OnInterval makes the view an engine.Observer for single-host runs.
-func (v *View) OnInterval(iv, cum *measurement.Interval, p engine.Progress) {
-	v.Update(Snapshot{Progress: p, Interval: iv, Cumulative: cum})
+// OnInterval shows one interval of the run (the view is a run.Sink).
+func (v *View) OnInterval(u *run.Update) { v.Update(SnapshotOf(u)) }
+
+// SnapshotOf turns an update into what the view shows. The agents table
+// is only drawn for distributed runs (Config.Distributed).
+func SnapshotOf(u *run.Update) Snapshot {
+	sn := Snapshot{RunID: u.RunID, Progress: u.Progress, Interval: u.Interval, Cumulative: u.Cumulative}
+	secs := 0.0
+	if u.Interval != nil {
+		secs = time.Duration(u.Interval.EndNs - u.Interval.StartNs).Seconds()
+	}
+	for _, a := range u.Agents {
+		ag := Agent{Name: a.Address, Host: a.Hostname, State: a.State, OpsPerSec: a.OpsPerSec, Lag: a.Lag, ClockOffset: a.ClockOffset, Error: a.Error}
+		if secs > 0 {
+			ag.CPU = a.CPUSeconds / secs
+		}
+		sn.Agents = append(sn.Agents, ag)
+	}
+	return sn
 }
 
 // Log adds a notice under the tables.

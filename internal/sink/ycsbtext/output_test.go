@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
-	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
 )
 
@@ -381,47 +381,47 @@ func TestStatusLine(t *testing.T) {
 	tests := []struct {
 		name     string
 		label    string
-		p        engine.Progress
+		p        run.Progress
 		iv, cum  *measurement.Interval
 		contains []string
 		absent   []string
 	}{
 		{
-			name: "budget", p: engine.Progress{Elapsed: 20500 * time.Millisecond, Budget: 3000},
+			name: "budget", p: run.Progress{Elapsed: 20500 * time.Millisecond, Budget: 3000},
 			iv: iv, cum: cum,
 			contains: []string{"2026-11-05 09:07:03:045 20 sec: 1500 operations; 100 current ops/sec; est completion in 21 seconds [READ: Count=500, Max=1000, Min=2, Avg=501.",
 				"[UPDATE: Count=500, Max=2000, Min=4, Avg=1002.", "[Intended-READ: Count=1, Max=900"},
 		},
 		{
-			name: "label", label: "mylabel ", p: engine.Progress{Elapsed: 20 * time.Second},
+			name: "label", label: "mylabel ", p: run.Progress{Elapsed: 20 * time.Second},
 			iv: iv, cum: cum,
 			contains: []string{"mylabel 2026-11-05 09:07:03:045 20 sec: 1500 operations; 100 current ops/sec; [READ: "},
 			absent:   []string{"est completion"},
 		},
 		{
-			name: "nothing yet", p: engine.Progress{Elapsed: 10 * time.Second, Budget: 1000},
+			name: "nothing yet", p: run.Progress{Elapsed: 10 * time.Second, Budget: 1000},
 			iv: empty, cum: empty,
 			contains: []string{"2026-11-05 09:07:03:045 10 sec: 0 operations; "},
 			absent:   []string{"current ops/sec", "est completion", "["},
 		},
 		{
-			name: "final", p: engine.Progress{Elapsed: 30 * time.Second, Budget: 3000, Final: true},
+			name: "final", p: run.Progress{Elapsed: 30 * time.Second, Budget: 3000, Final: true},
 			iv: iv, cum: cum,
 			contains: []string{" 30 sec: 1500 operations; 100 current ops/sec; [READ: "},
 			absent:   []string{"est completion"},
 		},
 		{
-			name: "time limit sooner than budget", p: engine.Progress{Elapsed: 20 * time.Second, Budget: 1_000_000, MaxExecution: 2 * time.Minute},
+			name: "time limit sooner than budget", p: run.Progress{Elapsed: 20 * time.Second, Budget: 1_000_000, MaxExecution: 2 * time.Minute},
 			iv: iv, cum: cum,
 			contains: []string{"est completion in 1 minute 40 seconds "[:len("est completion in 1 minute ")]},
 		},
 		{
-			name: "long estimate", p: engine.Progress{Elapsed: 10 * time.Second, Budget: 1500 + 150*90061},
+			name: "long estimate", p: run.Progress{Elapsed: 10 * time.Second, Budget: 1500 + 150*90061},
 			iv: iv, cum: cum,
 			contains: []string{"est completion in 1 day 1 hour ["},
 		},
 		{
-			name: "warm-up", p: engine.Progress{Warmup: true, WarmupOps: 777, Elapsed: 0},
+			name: "warm-up", p: run.Progress{Warmup: true, WarmupOps: 777, Elapsed: 0},
 			iv: empty, cum: empty,
 			contains: []string{"2026-11-05 09:07:03:045 0 sec: warm-up: 777 operations (not measured); "},
 			absent:   []string{"current ops/sec", "["},
@@ -449,7 +449,7 @@ func TestStatusLineGolden(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
 	iv, cum := statusFixture()
 	var b strings.Builder
-	for _, p := range []engine.Progress{
+	for _, p := range []run.Progress{
 		{Warmup: true, WarmupOps: 10},
 		{Elapsed: 10 * time.Second, Budget: 3000},
 		{Elapsed: 20 * time.Second, Budget: 3000},
@@ -464,5 +464,5 @@ func TestStatusLineGolden(t *testing.T) {
 	assert.Contains(t, b.String(), "2026-01-02 03:04:05:006 ")
 	// Local time, as YCSB's SimpleDateFormat uses the default time zone.
 	loc := time.FixedZone("X", 5*3600+30*60)
-	assert.Contains(t, ycsbtext.StatusLine("", at.In(loc), engine.Progress{}, iv, cum), "2026-01-02 08:34:05:006 ")
+	assert.Contains(t, ycsbtext.StatusLine("", at.In(loc), run.Progress{}, iv, cum), "2026-01-02 08:34:05:006 ")
 }

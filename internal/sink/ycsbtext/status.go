@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 )
 
 // StatusLine renders YCSB's periodic status line for one interval:
@@ -14,7 +14,7 @@ import (
 //	<label><yyyy-MM-dd HH:mm:ss:SSS> <sec> sec: <n> operations; <x> current ops/sec; est completion in <t> [READ: Count=..., ...]
 //
 // The bracketed statistics are the interval's own (not cumulative), in µs.
-func StatusLine(label string, now time.Time, p engine.Progress, iv, cum *measurement.Interval) string {
+func StatusLine(label string, now time.Time, p run.Progress, iv, cum *measurement.Interval) string {
 	var b strings.Builder
 	b.WriteString(label)
 	// YCSB's SimpleDateFormat "yyyy-MM-dd HH:mm:ss:SSS"; Go layouts cannot
@@ -82,7 +82,7 @@ func StatusLine(label string, now time.Time, p engine.Progress, iv, cum *measure
 
 // estimate returns the seconds left, from the operation budget at the
 // cumulative average rate, or from the time limit, whichever is sooner.
-func estimate(p engine.Progress, total int64) (int64, bool) {
+func estimate(p run.Progress, total int64) (int64, bool) {
 	var best int64 = -1
 	secs := p.Elapsed.Seconds()
 	if p.Budget > 0 && total > 0 && secs > 0 {

@@ -1,4 +1,4 @@
-// Package output writes what a run measured in YCSB's formats: the status
+// Package ycsbtext writes what a run measured in YCSB's formats: the status
 // line printed every interval and the final exporters (text, JSON, JSON
 // array), plus HdrHistogram interval logs in package hlog.
 package ycsbtext

@@ -1,13 +1,13 @@
 //go:build unix
 
-package metrics
+package procstat
 
 import "syscall"
 
-// ProcessCPUSeconds returns the user+system CPU time this process has used.
+// CPUSeconds returns the user+system CPU time this process has used.
 // A load generator short of CPU queues its own work and inflates the
 // latencies it reports, so the harness exposes its CPU next to them.
-func ProcessCPUSeconds() float64 {
+func CPUSeconds() float64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/session"
+	"github.com/ycsbctl/ycsbctl/internal/spec"
+)
+
+// newPhaseCmd is `ycsbctl load` or `ycsbctl run`: one phase on this host.
+func newPhaseCmd(gs *GlobalState, phase run.Phase) *cobra.Command {
+	f := &ycsbFlags{}
+	short := "Load the database: insert the records of [insertstart, insertstart+insertcount)"
+	if phase == run.Run {
+		short = "Run the transaction phase of a workload"
+	}
+	cmd := &cobra.Command{
+		Use:   phase.String() + " [db] [-P workload]... [-p key=value]... [-threads N] [-target OPS] [-s] [-l label]",
+		Short: short,
+		Long: short + `.
+
+The db defaults to the embedded store. -P takes a property file or the name
+of a built-in workload (see 'ycsbctl workloads'); -p overrides beat every
+file. Output follows YCSB: status lines on stderr with -s, the final
+[OVERALL]/[OP] summary on stdout (or exportfile).`,
+		Args: usageArgs(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, err := parseSpec(gs, cmd, f, args, phase, nil)
+			if err != nil {
+				return err
+			}
+			return runLocal(gs, sp)
+		},
+	}
+	f.register(cmd, true)
+	addPropertyFlags(cmd)
+	return cmd
+}
+
+// parseSpec turns a load or run command line into the run's
+// specification: the adapter argument (the embedded store by default),
+// the merged properties, adjusted by adjust when the command has flags of
+// its own, parsed once.
+func parseSpec(gs *GlobalState, cmd *cobra.Command, f *ycsbFlags, args []string, phase run.Phase, adjust func(*properties.Properties) error) (*spec.Spec, error) {
+	db := DefaultDB
+	if len(args) == 1 {
+		db = args[0]
+	}
+	p, err := f.resolve(gs, cmd)
+	if err != nil {
+		return nil, err
+	}
+	if adjust != nil {
+		if err := adjust(p); err != nil {
+			return nil, err
+		}
+	}
+	sp, err := spec.Parse(db, p, phase)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	return sp, nil
+}
+
+// newSession builds the session that presents a run of sp.
+func newSession(gs *GlobalState, sp *spec.Spec) *session.Session {
+	return session.New(session.Options{
+		Spec: sp, CommandLine: append([]string{"ycsbctl"}, gs.Args...),
+		Stdin: gs.Stdin, Stdout: gs.Stdout, Stderr: gs.Stderr, Clock: gs.Clock,
+		Terminal: gs.IsTerminal, Getenv: gs.Getenv, Notify: gs.SignalNotify, StopNotify: gs.SignalStop,
+		Workload: workloadName(gs.Args),
+	})
+}
+
+// runLocal runs one phase on this host.
+func runLocal(gs *GlobalState, sp *spec.Spec) error {
+	s := newSession(gs, sp)
+	s.Header()
+	if err := s.Open(); err != nil {
+		return err
+	}
+	s.Logf("Loading workload...")
+	src, err := session.NewLocal(gs.Ctx, sp, gs.Clock, s.Logf)
+	if err != nil {
+		s.Abandon()
+		var pe *properties.Error
+		if asPropertyError(err, &pe) {
+			return invalid(err)
+		}
+		return exitcode.WithCodeIfNone(exitcode.Failure, fmt.Errorf("cannot start: %w", err))
+	}
+	if w := sp.WarmupDescription(); w != "" {
+		s.Logf("Warm-up: %s; warm-up operations are run but neither measured nor counted.", w)
+	}
+	s.Logf("Starting test.")
+	return s.Run(gs.Ctx, src)
+}
+
+func asPropertyError(err error, target **properties.Error) bool {
+	for e := err; e != nil; {
+		if pe, ok := e.(*properties.Error); ok {
+			*target = pe
+			return true
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		e = u.Unwrap()
+	}
+	return false
+}
+
+// workloadName names the workload from the -P arguments of the command
+// line ("workloada", "my.properties"); empty when none was given.
+func workloadName(args []string) string {
+	var names []string
+	for i := 0; i < len(args)-1; i++ {
+		if args[i] == "-P" || args[i] == "--P" {
+			names = append(names, filepath.Base(args[i+1]))
+		}
+	}
+	return strings.Join(names, "+")
+}

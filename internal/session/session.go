@@ -1,0 +1,486 @@
+// Package session presents one benchmark run, whatever produced it: a
+// source of intervals (the local engine, or a coordinator merging its
+// agents) feeds a fan-out of sinks (YCSB status lines, timeseries, the
+// HdrHistogram file log, Prometheus, the live view), and the session owns
+// everything around them exactly once: operator signals (first Ctrl-C
+// stops gracefully, the second aborts), the final YCSB summary and
+// exportfile, the verdicts that decide the exit code, and the run bundle,
+// written last so that run.json records the exit code the process returns.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/clock"
+	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/sink/hlog"
+	"github.com/ycsbctl/ycsbctl/internal/sink/metrics"
+	"github.com/ycsbctl/ycsbctl/internal/sink/tui"
+	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
+	"github.com/ycsbctl/ycsbctl/internal/spec"
+	"github.com/ycsbctl/ycsbctl/internal/version"
+)
+
+// Source produces a run's intervals: the local engine (Local) or a
+// coordinator driving agents.
+type Source interface {
+	// Info describes the run before it starts.
+	Info() run.Info
+	// Run executes the run, handing every interval to sink, and returns
+	// when it is over.
+	Run(ctx context.Context, sink run.Sink) *run.Outcome
+	// Stop ends the run gracefully: what is in flight finishes and is
+	// measured. Abort also cancels operations in flight. Both may be
+	// called from any goroutine, before or during Run.
+	Stop(reason string)
+	Abort(reason string)
+	// Record adds what only the source knows to the run bundle (agents,
+	// plan, per-interval statistics, merged.hlog). It is called after
+	// Run, only when a results directory is set.
+	Record(r *bundle.Run) error
+}
+
+// Options is the outside world of a session.
+type Options struct {
+	Spec *spec.Spec
+	// CommandLine is recorded in the bundle, secrets redacted.
+	CommandLine []string
+	Stdin       io.Reader
+	Stdout      io.Writer
+	Stderr      io.Writer
+	Clock       clock.Clock
+	// Terminal says stdout is an interactive terminal (the live view
+	// needs one); Getenv reads TERM.
+	Terminal bool
+	Getenv   func(string) string
+	// Notify and StopNotify are signal.Notify and signal.Stop.
+	Notify     func(c chan<- os.Signal, sig ...os.Signal)
+	StopNotify func(c chan<- os.Signal)
+	// Workload names the workload for the live view and run_info (the -P
+	// names as given).
+	Workload string
+	// Sinks are extra sinks that see every interval after the session's
+	// own (a suite's progress, tests).
+	Sinks []run.Sink
+}
+
+// Session is one run being presented.
+type Session struct {
+	o      Options
+	errOut *switchWriter
+
+	opened bool
+	hlog   *hlog.FileSink
+	exp    *metrics.Exporter
+	msrv   *metrics.Server
+}
+
+// New returns a session; its Stderr is where sources should log, because
+// the live view redirects it while it owns the terminal.
+func New(o Options) *Session {
+	if o.Clock == nil {
+		o.Clock = clock.NewReal()
+	}
+	if o.Getenv == nil {
+		o.Getenv = func(string) string { return "" }
+	}
+	return &Session{o: o, errOut: &switchWriter{w: o.Stderr}}
+}
+
+// Stderr is the session's notice stream.
+func (s *Session) Stderr() io.Writer { return s.errOut }
+
+// Logf writes one notice line.
+func (s *Session) Logf(format string, args ...any) {
+	fmt.Fprintf(s.errOut, format+"\n", args...)
+}
+
+// Header prints what YCSB prints before a run, and the command line with
+// secrets redacted.
+func (s *Session) Header() {
+	s.Logf("ycsbctl %s", version.Version)
+	s.Logf("Command line: %s", strings.Join(bundle.RedactArgs(s.o.CommandLine), " "))
+}
+
+// Open prepares what must work before any load is sent: the HdrHistogram
+// file log, the /metrics listener and the exportfile's directory. A
+// failure is a usage error (exit 2) and nothing has run. Run calls it when
+// the caller did not.
+func (s *Session) Open() error {
+	if s.opened {
+		return nil
+	}
+	s.opened = true
+	sp := s.o.Spec
+	if f := sp.Output.ExportFile; f != "" {
+		if err := checkWritableDir(filepath.Dir(f)); err != nil {
+			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("property %q=%q: %w", spec.PropExportFile, f, err))
+		}
+	}
+	if sp.Output.HlogPath != "" {
+		hl, err := hlog.CreateFile(sp.Output.HlogPath, s.o.Clock.Now())
+		if err != nil {
+			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("property %q: %w", spec.PropHdrOutputPath, err))
+		}
+		s.hlog = hl
+	}
+	if addr := sp.Output.MetricsAddr; addr != "" {
+		s.exp = metrics.New()
+		srv, err := metrics.Listen(addr, s.exp.Handler())
+		if err != nil {
+			s.closeOutputs()
+			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("--metrics-addr %s: %w", addr, err))
+		}
+		s.msrv = srv
+		s.Logf("Prometheus metrics: %s", srv.URL())
+	}
+	return nil
+}
+
+// closeOutputs releases what Open opened, for a run that never ran.
+func (s *Session) closeOutputs() {
+	if s.hlog != nil {
+		_ = s.hlog.Close()
+		_ = os.Remove(s.hlog.Path())
+		s.hlog = nil
+	}
+	if s.msrv != nil {
+		_ = s.msrv.Close()
+		s.msrv = nil
+	}
+}
+
+// Abandon releases what Open opened when the source could not be built.
+func (s *Session) Abandon() { s.closeOutputs() }
+
+// checkWritableDir says why files cannot be created in dir, if they cannot.
+func checkWritableDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("directory %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	f, err := os.CreateTemp(dir, ".ycsbctl-write-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", dir, err)
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
+}
+
+// Run presents src's run from start to verdict and returns nil or an
+// error carrying the run's exit code.
+func (s *Session) Run(ctx context.Context, src Source) error {
+	if err := s.Open(); err != nil {
+		return err
+	}
+	sp := s.o.Spec
+	info := src.Info()
+	sinks := run.Sinks{}
+	status := &ycsbtext.StatusPrinter{W: s.errOut, Label: sp.Output.Label, Every: sp.StatusEvery, Now: s.o.Clock.Now}
+	if sp.Output.Status {
+		sinks = append(sinks, status)
+	}
+	var series *ycsbtext.TimeseriesCollector
+	if sp.Output.Timeseries {
+		series = &ycsbtext.TimeseriesCollector{}
+		sinks = append(sinks, series)
+	}
+	hl, msrv := s.hlog, s.msrv
+	if hl != nil {
+		sinks = append(sinks, hl)
+	}
+	if s.exp != nil {
+		sinks = append(sinks, s.exp.NewSink(metrics.RunInfo{RunID: info.RunID, Phase: sp.Phase.String(), Workload: s.workload(), DB: sp.DB, Mode: sp.Mode}, s.o.Clock.Now))
+	}
+	live := s.liveView(info)
+	if live != nil {
+		sinks = append(sinks, live)
+	}
+	sinks = append(sinks, s.o.Sinks...)
+
+	sigs := make(chan os.Signal, 2)
+	if s.o.Notify != nil {
+		s.o.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		defer s.o.StopNotify(sigs)
+	}
+	var interrupts atomic.Int32
+	interrupt := func() {
+		if interrupts.Add(1) == 1 {
+			s.Logf("Interrupted: stopping gracefully (press Ctrl-C again to abort)")
+			src.Stop("interrupted by operator")
+			return
+		}
+		src.Abort("aborted by operator")
+	}
+	done := make(chan struct{})
+	var sigWG sync.WaitGroup
+	sigWG.Add(1)
+	go func() {
+		defer sigWG.Done()
+		for {
+			select {
+			case <-sigs:
+				interrupt()
+			case <-done:
+				return
+			}
+		}
+	}()
+	ownsStderr := false
+	if live != nil {
+		// q and Ctrl-C inside the view count like signals.
+		live.Start(func(bool) { interrupt() })
+		if tui.IsTerminal(s.o.Stderr) {
+			// Notices go under the view's tables instead of across them.
+			ownsStderr = true
+			s.errOut.set(live.Writer())
+			status.Silence()
+		}
+	}
+
+	out := src.Run(ctx, sinks)
+	status.Flush()
+	close(done)
+	sigWG.Wait()
+	if live != nil {
+		// Give the terminal back before the summary prints.
+		if err := live.Close(); err != nil {
+			fmt.Fprintf(s.o.Stderr, "live view: %v\n", err)
+		}
+		s.errOut.set(s.o.Stderr)
+		if ownsStderr {
+			// The alternate screen is gone with everything on it;
+			// notices must stay in the scrollback.
+			for _, line := range live.Logs() {
+				fmt.Fprintln(s.o.Stderr, line)
+			}
+		}
+	}
+	v := s.verdict(out, interrupts.Load() > 0)
+	if out.NeverStarted {
+		s.closeOutputs()
+		if v.code == exitcode.OK {
+			v.fail(errors.New("the run never started"))
+		}
+		return v.err()
+	}
+
+	sum := &ycsbtext.Summary{RunTime: out.RunTime, Total: out.Total, Percentiles: sp.Percentiles, Warmup: out.WarmupOps, Verbose: sp.Output.Verbose}
+	if series != nil {
+		sum.Timeseries = series.Intervals()
+	}
+	if out.Status != run.StatusComplete {
+		sum.Notes = append(sum.Notes, "Results are "+string(out.Status))
+	}
+	sum.Notes = append(sum.Notes, out.Reasons...)
+	sum.Notes = append(sum.Notes, out.Notes...)
+	var text strings.Builder
+	if err := ycsbtext.Export(&text, ycsbtext.TextExporter, sum); err != nil {
+		v.fail(err)
+	}
+	if err := s.writeSummary(sum, text.String()); err != nil {
+		v.fail(err)
+	}
+	if hl != nil {
+		if err := hl.Close(); err != nil {
+			v.fail(fmt.Errorf("property %q: %w", spec.PropHdrFileOutput, err))
+		}
+	}
+	v.checkErrorRate(out.Total, sp.Output.MaxErrorRate)
+	if dir := sp.Output.ResultsDir; dir != "" {
+		if err := s.writeBundle(dir, src, info, out, v, sum, text.String()); err != nil {
+			v.fail(fmt.Errorf("--results %s: %w", dir, err))
+		} else {
+			s.Logf("Results: %s (ycsbctl report %s)", dir, dir)
+		}
+	}
+	if v.code == exitcode.OK && out.Status == run.StatusPartial {
+		s.Logf("WARNING: results are partial: %s", strings.Join(out.Reasons, "; "))
+	}
+	if msrv != nil {
+		// A scraper polling every 15 s would otherwise miss the last
+		// interval of a short run.
+		if d := sp.Output.MetricsLinger; d > 0 {
+			s.Logf("Keeping %s up for %s (%s)", msrv.URL(), d, spec.PropMetricsLinger)
+			<-s.o.Clock.After(d)
+		}
+		_ = msrv.Close()
+	}
+	return v.err()
+}
+
+func (s *Session) workload() string {
+	if s.o.Workload != "" {
+		return s.o.Workload
+	}
+	return s.o.Spec.Props.String(spec.PropWorkload, "core")
+}
+
+// liveView returns the live view when the run gets one: only on a
+// terminal (scripts and CI that capture stdout keep the plain status
+// lines), not when switched off, and not when something else prints on
+// this process' stdout while the run is on.
+func (s *Session) liveView(info run.Info) *tui.View {
+	sp := s.o.Spec
+	if !s.o.Terminal || !sp.Output.TUI || s.o.Getenv("TERM") == "dumb" {
+		return nil
+	}
+	if info.Mode == run.ModeSingleHost && sp.Adapter.Name == "basic" {
+		// Agents print on their own stdout, so only a single host's
+		// screen is affected by BasicDB's per-operation lines.
+		if on, err := sp.Props.Bool("basicdb.verbose", true); err != nil || on {
+			s.Logf("live view off: basicdb.verbose prints every operation on stdout (set -p basicdb.verbose=false to see it)")
+			return nil
+		}
+	}
+	return tui.New(tui.Config{
+		Command: info.Command, DB: sp.DB, Workload: s.o.Workload, RunID: info.RunID, Phase: sp.Phase,
+		Threads: info.Threads, Target: sp.Target, Interval: sp.StatusInterval, Budget: sp.OpCount, MaxExecution: sp.MaxExecution,
+		Distributed: info.Mode == run.ModeDistributed,
+	}, s.o.Stdin, s.o.Stdout)
+}
+
+// writeSummary prints the YCSB summary in the configured exporter's format
+// to exportfile, or stdout. When exportfile cannot be written the text
+// summary still reaches stdout, so nothing measured is lost.
+func (s *Session) writeSummary(sum *ycsbtext.Summary, text string) error {
+	sp := s.o.Spec
+	if sp.Output.ExportFile == "" {
+		return ycsbtext.Export(s.o.Stdout, sp.Output.Exporter, sum)
+	}
+	f, err := os.Create(sp.Output.ExportFile)
+	if err == nil {
+		err = ycsbtext.Export(f, sp.Output.Exporter, sum)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprint(s.o.Stdout, text)
+		return fmt.Errorf("property %q: cannot write %s: %w (the summary went to stdout instead)", spec.PropExportFile, sp.Output.ExportFile, err)
+	}
+	return nil
+}
+
+func (s *Session) writeBundle(dir string, src Source, info run.Info, out *run.Outcome, v *verdict, sum *ycsbtext.Summary, text string) error {
+	sp := s.o.Spec
+	host, _ := os.Hostname()
+	r := &bundle.Run{
+		RunID: info.RunID, Tool: "ycsbctl", Version: version.Version, Protocol: version.Protocol,
+		DB: sp.DB, Phase: sp.Phase.String(), Label: sp.Output.Label, Mode: info.Mode,
+		StartedAt: info.Started, EndedAt: s.o.Clock.Now(),
+		Config: bundle.Config{Properties: bundle.Redact(sp.Props.Map()), Agents: info.Agents, IntervalNs: int64(sp.CutInterval),
+			Exporter: sp.Output.Exporter, CommandLine: bundle.RedactArgs(s.o.CommandLine)},
+		Environment: &bundle.Environment{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()},
+	}
+	if err := src.Record(r); err != nil {
+		return err
+	}
+	// What the session decided goes in last: the source cannot know it.
+	r.Status = out.Status
+	r.StatusReasons = append(append([]string(nil), out.Reasons...), out.Notes...)
+	if v.code == exitcode.DBErrors {
+		r.StatusReasons = append(r.StatusReasons, v.cause.Error())
+	}
+	r.ExitCode, r.ExitReason = int(v.code), v.code.String()
+	if v.cause != nil {
+		r.Error = v.cause.Error()
+	}
+	r.Summary = bundle.SummaryOf(sum, text)
+	if err := bundle.WriteSummary(dir, text); err != nil {
+		return err
+	}
+	// A failure from here on cannot be recorded in run.json: it is the
+	// file that failed.
+	return bundle.WriteRun(dir, r)
+}
+
+// verdict is the exit code being decided, with its cause.
+type verdict struct {
+	code  exitcode.Code
+	cause error
+}
+
+func (s *Session) verdict(out *run.Outcome, interrupted bool) *verdict {
+	v := &verdict{}
+	if out.Err != nil {
+		v.code, v.cause = exitcode.Of(out.Err), out.Err
+		return v
+	}
+	if interrupted {
+		v.code, v.cause = exitcode.Aborted, errors.New("run interrupted by operator")
+	}
+	return v
+}
+
+// fail records a failure of the session's own work (summary, logs,
+// bundle); it never hides an exit code already decided.
+func (v *verdict) fail(err error) {
+	if v.code == exitcode.OK {
+		v.code, v.cause = exitcode.Failure, err
+	}
+}
+
+// checkErrorRate applies ycsbctl.maxerrorrate (negative: off).
+func (v *verdict) checkErrorRate(total *measurement.Interval, limit float64) {
+	if v.code != exitcode.OK || limit < 0 || total == nil {
+		return
+	}
+	var all int64
+	for op := range total.Returns {
+		all += total.ReturnTotal(measurement.Op(op))
+	}
+	if all == 0 {
+		return
+	}
+	if rate := float64(total.Errors()) / float64(all); rate > limit {
+		v.code = exitcode.DBErrors
+		v.cause = fmt.Errorf("%d of %d operations failed (%.4f > %s=%g)", total.Errors(), all, rate, spec.PropMaxErrorRate, limit)
+	}
+}
+
+func (v *verdict) err() error {
+	if v.code == exitcode.OK {
+		return nil
+	}
+	return exitcode.Wrap(v.code, v.cause)
+}
+
+// switchWriter is a writer whose destination can change while others
+// write to it: the live view takes stderr over and gives it back.
+type switchWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *switchWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *switchWriter) set(w io.Writer) {
+	s.mu.Lock()
+	s.w = w
+	s.mu.Unlock()
+}
+
+// Clock returns the session's clock.
+func (s *Session) Clock() clock.Clock { return s.o.Clock }

@@ -1,0 +1,84 @@
+package hlog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/run"
+)
+
+// FileSink is the sink behind hdrhistogram.fileoutput: it writes every
+// measured interval's histograms to one log, tagged by series name
+// (READ, UPDATE, Intended-READ, ...).
+type FileSink struct {
+	path string
+	f    *os.File
+	w    *Writer
+
+	mu  sync.Mutex
+	err error
+}
+
+// CreateFile opens path for writing. Its directory may be created, but
+// only its last component: a mistyped path must not grow a tree of
+// directories anywhere on the machine.
+func CreateFile(path string, start time.Time) (*FileSink, error) {
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		if _, perr := os.Stat(filepath.Dir(dir)); perr != nil {
+			return nil, fmt.Errorf("cannot create %s: neither %s nor its parent exists", path, dir)
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &FileSink{path: path, f: f, w: NewWriter(f, start)}, nil
+}
+
+// Path is the log's file name.
+func (s *FileSink) Path() string { return s.path }
+
+// OnInterval writes the interval's histograms; warm-up is not measured.
+func (s *FileSink) OnInterval(u *run.Update) {
+	if u.Progress.Warmup {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return
+	}
+	iv := u.Interval
+	for i, h := range iv.Hist {
+		if h == nil || h.TotalCount() == 0 {
+			continue
+		}
+		if err := s.w.WriteInterval(measurement.Series(i).Name(), iv.StartNs, iv.EndNs, h); err != nil {
+			s.err = err
+			return
+		}
+	}
+}
+
+// Close closes the file and returns the first error met while writing.
+func (s *FileSink) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cerr := s.f.Close()
+	if s.err != nil {
+		return fmt.Errorf("writing %s: %w", s.path, s.err)
+	}
+	if cerr != nil {
+		return fmt.Errorf("writing %s: %w", s.path, cerr)
+	}
+	return nil
+}

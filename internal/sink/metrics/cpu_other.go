@@ -1,7 +1,0 @@
-//go:build !unix
-
-package metrics
-
-// ProcessCPUSeconds is not measured on this platform; process_cpu_seconds_total
-// from the process collector still is where client_golang supports it.
-func ProcessCPUSeconds() float64 { return 0 }
