@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"io"
+	"math"
 	"net"
 	"testing"
 	"time"
@@ -10,7 +11,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/wire"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
 
@@ -125,5 +129,23 @@ func TestKeepaliveCompatible(t *testing.T) {
 	}
 	if idleTimeout < time.Minute || serverPingAfter < 10*time.Second {
 		t.Fatalf("idle %s / ping after %s would disturb an honest coordinator between phases", idleTimeout, serverPingAfter)
+	}
+}
+
+// TestMessageLimitsFitTheLargestRecords: the coordinator's receive limit
+// must hold the largest interval record an agent may send (every series
+// with a histogram at the codec's cap), or a large run would break.
+func TestMessageLimitsFitTheLargestRecords(t *testing.T) {
+	hist := make([]byte, wire.MaxHistogramBytes)
+	rec := &pb.IntervalRecord{AgentIndex: math.MaxInt32, Seq: math.MaxInt64, Final: true}
+	for s := measurement.Series(0); s < measurement.NumSeries; s++ {
+		rec.Histograms = append(rec.Histograms, &pb.SeriesHistogram{Series: s.Name(), Hdr: hist})
+	}
+	for op := 0; op < 64; op++ {
+		rec.Returns = append(rec.Returns, &pb.ReturnCount{Op: "READ-MODIFY-WRITE", Status: "UNEXPECTED_STATE", Count: math.MaxInt64})
+	}
+	msg := &pb.AgentMsg{Msg: &pb.AgentMsg_Interval{Interval: rec}}
+	if n := proto.Size(msg); n > MaxMessageBytes {
+		t.Fatalf("largest interval record is %d bytes, the limit %d", n, MaxMessageBytes)
 	}
 }
