@@ -22,6 +22,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/cli"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 // syncBuffer is a bytes.Buffer safe for the concurrent writes of a run
@@ -74,7 +75,7 @@ func executeWithSignals(t *testing.T, stdin string, notify func(chan<- os.Signal
 		Stderr:       &stderr,
 		Getenv:       func(string) string { return "" },
 		Clock:        clock.NewReal(),
-		ReadFile:     os.ReadFile,
+		ReadFile:     properties.ReadFile,
 		SignalNotify: notify,
 		SignalStop:   func(chan<- os.Signal) {},
 	}
@@ -152,6 +153,12 @@ func TestBadInput(t *testing.T) {
 		{"unknown flag", a("-bogus"), []string{"bogus"}},
 		{"too many arguments", []string{"run", "basic", "extra", "-P", "workloada"}, []string{"accepts"}},
 		{"shell: unknown db", []string{"shell", "nosuchdb"}, []string{`"nosuchdb"`, "basic"}},
+		{"agent: non-loopback listen without TLS", []string{"agent", "--listen", "192.0.2.1:7420"}, []string{"--listen", "192.0.2.1", "--insecure-listen"}},
+		{"-P /dev/zero", a("-P", "/dev/zero"), []string{"-P", "/dev/zero", "binary", "text file"}},
+		{"-P binary file", a("-P", writeFile(t, dir, "app.bin", "recordcount=1\n\x7fELF\x02\x01\x00\x00")), []string{"-P", "app.bin", "binary", "line 2"}},
+		{"-P file over the size cap", a("-P", writeFile(t, dir, "huge.properties", strings.Repeat("# padding padding padding\n", properties.MaxFileBytes/26+1))), []string{"-P", "huge.properties", "4 MiB"}},
+		{"-P malformed \\u escape", a("-P", writeFile(t, dir, "badu.properties", "recordcount=10\nfieldnameprefix=f\\uZZZZ\n")), []string{"-P", "badu.properties", "line 2", `\uZZZZ`, "fieldnameprefix", "four hex digits"}},
+		{"-P truncated \\u escape in a key", a("-P", writeFile(t, dir, "shortu.properties", "# c\nab\\u12=1\n")), []string{"-P", "shortu.properties", "line 2", `\u12`}},
 	}
 	require.GreaterOrEqual(t, len(tests), 22)
 	for _, tc := range tests {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/redact"
 	ycsbrun "github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 )
@@ -182,8 +183,10 @@ func WriteHTML(w io.Writer, r *Run, opts Options) error {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	// Bundles are redacted when written; redacting again on display
+	// covers bundles written by older builds with weaker rules.
 	for _, k := range keys {
-		d.Props = append(d.Props, kv{k, run.Config.Properties[k]})
+		d.Props = append(d.Props, kv{k, redact.Value(k, run.Config.Properties[k])})
 	}
 	if run.Plan != nil {
 		if b, err := json.MarshalIndent(run.Plan, "", "  "); err == nil && string(b) != "null" {
@@ -488,14 +491,14 @@ func configRows(run *bundle.Run) []kv {
 	rows = append(rows, kv{"Status", strings.TrimSpace(string(run.Status) + " " + strings.Join(run.StatusReasons, "; "))},
 		kv{"Exit", fmt.Sprintf("%d (%s)", run.ExitCode, run.ExitReason)})
 	if run.Error != "" {
-		rows = append(rows, kv{"Error", run.Error})
+		rows = append(rows, kv{"Error", redact.Text(run.Error)})
 	}
 	if !run.StartedAt.IsZero() {
 		rows = append(rows, kv{"Started", run.StartedAt.UTC().Format(time.RFC3339)}, kv{"Ended", run.EndedAt.UTC().Format(time.RFC3339)})
 	}
 	rows = append(rows, kv{"Interval", time.Duration(run.Config.IntervalNs).String()})
 	if len(run.Config.CommandLine) > 0 {
-		rows = append(rows, kv{"Command line", "ycsbctl " + strings.Join(run.Config.CommandLine, " ")})
+		rows = append(rows, kv{"Command line", "ycsbctl " + strings.Join(redact.Args(run.Config.CommandLine), " ")})
 	}
 	if len(run.Config.Agents) > 0 {
 		rows = append(rows, kv{"Agents", strings.Join(run.Config.Agents, ", ")})
