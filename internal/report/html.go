@@ -28,7 +28,7 @@ type Options struct {
 
 const reportBody = `
 <header>
-  <h1>{{.Title}} <span class="badge {{.Status}}">{{.Status}}</span></h1>
+  <h1>{{.Title}} <span class="badge {{.BadgeClass}}">{{.Status}}</span></h1>
   <div class="sub">{{range .Facts}}<span>{{.}}</span>{{end}}</div>
 </header>
 <main>
@@ -94,6 +94,7 @@ type agentRow struct {
 type reportData struct {
 	Title           string
 	Status          string
+	BadgeClass      string
 	Facts           []string
 	Reasons         []string
 	Cards           []card
@@ -117,12 +118,10 @@ func WriteHTML(w io.Writer, r *Run, opts Options) error {
 		opts.Now = time.Now()
 	}
 	run := r.B.Run
-	d := reportData{Title: "ycsbctl " + run.Phase + " · " + run.DB, Status: string(run.Status), Reasons: run.StatusReasons, Summary: r.B.Summary}
+	verdict, class := r.Verdict()
+	d := reportData{Title: "ycsbctl " + run.Phase + " · " + run.DB, Status: verdict, BadgeClass: class, Reasons: run.StatusReasons, Summary: r.B.Summary}
 	if sc := r.Scenario(); sc != "" {
 		d.Title += " · " + sc
-	}
-	if d.Status == "" {
-		d.Status = string(ycsbrun.StatusComplete)
 	}
 	d.Facts = []string{"run " + run.RunID}
 	if run.Label != "" {
