@@ -159,6 +159,24 @@ func TestBadInput(t *testing.T) {
 		{"-P file over the size cap", a("-P", writeFile(t, dir, "huge.properties", strings.Repeat("# padding padding padding\n", properties.MaxFileBytes/26+1))), []string{"-P", "huge.properties", "4 MiB"}},
 		{"-P malformed \\u escape", a("-P", writeFile(t, dir, "badu.properties", "recordcount=10\nfieldnameprefix=f\\uZZZZ\n")), []string{"-P", "badu.properties", "line 2", `\uZZZZ`, "fieldnameprefix", "four hex digits"}},
 		{"-P truncated \\u escape in a key", a("-P", writeFile(t, dir, "shortu.properties", "# c\nab\\u12=1\n")), []string{"-P", "shortu.properties", "line 2", `\u12`}},
+		// Hardening (issue: verdicts, bounded input): values that would
+		// overflow a duration, flood, or exhaust memory, with the valid
+		// range named.
+		{"threads beyond memory", a("-threads", "1048576"), []string{"threadcount", "1048576", "from 1 to", "KiB"}},
+		{"threadcount 1e8", a("-p", "threadcount=100000000"), []string{"threadcount", "from 1 to"}},
+		{"maxexecutiontime overflowing", a("-p", "maxexecutiontime=18446744074"), []string{"maxexecutiontime", "315360000"}},
+		{"target too small to mean anything", a("-target", "1e-300"), []string{"target", "0.001"}},
+		{"status.interval flooding", a("-p", "status.interval=1e-9"), []string{"status.interval", "0.01"}},
+		{"warmuptime overflowing", a("-p", "warmuptime=9300000000"), []string{"warmuptime", "3.1536e+08"}},
+		{"metrics linger negative", a("-p", "ycsbctl.metrics.linger=-1"), []string{"ycsbctl.metrics.linger"}},
+		{"exportfile in a missing directory", a("-p", "exportfile="+filepath.Join(dir, "nodir", "out.txt")), []string{"exportfile", "nodir"}},
+		{"hdr output path under missing directories", a("-p", "hdrhistogram.fileoutput=true", "-p", "hdrhistogram.output.path="+filepath.Join(dir, "a", "b", "c")+"/"),
+			[]string{"hdrhistogram.output.path", "neither"}},
+		{"agent lease shorter than its heartbeat", []string{"agent", "--lease", "100ms"}, []string{"--lease", "at least 2s"}},
+		{"agent-timeout shorter than a heartbeat", []string{"coordinator", "run", "basic", "--agents", "127.0.0.1:1", "--agent-timeout", "200ms",
+			"-p", "operationcount=10"}, []string{"--agent-timeout", "at least 2s"}},
+		{"unknown command", []string{"frobnicate"}, []string{"unknown command", "frobnicate"}},
+		{"coordinator: unknown subcommand", []string{"coordinator", "walk"}, []string{"unknown command", "walk"}},
 	}
 	require.GreaterOrEqual(t, len(tests), 22)
 	for _, tc := range tests {
