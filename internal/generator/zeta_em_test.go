@@ -115,23 +115,24 @@ func TestExactTablesAgreeWithDirectSums(t *testing.T) {
 }
 
 // Every Zeta of more than zetaLoopLimit terms sums that many terms first
-// (about 0.1 s), so each count is checked once, through whichever entry
-// point reaches it, and the thetas run in parallel.
+// (about 0.1 s, 30 times more under -race), so each count is checked
+// once, through whichever entry point reaches it, and the thetas run in
+// parallel.
 func TestZetaMatchesExactSum(t *testing.T) {
 	for theta, m := range exactPartial {
 		t.Run(fmt.Sprint("theta=", theta), func(t *testing.T) {
 			t.Parallel()
 			// Counts on both sides of the switch to the closed form
 			// (zetaLoopLimit), up to YCSB's 1e10 scrambled item count.
-			for _, n := range []int64{100_000, 1_000_000, zetaLoopLimit, zetaLoopLimit + 1, 10_000_000_000} {
+			for _, n := range []int64{100_000, 1_000_000, zetaLoopLimit + 1, 10_000_000_000} {
 				requireRel(t, m[n], Zeta(n, theta), zetaRelBound, fmt.Sprintf("Zeta(%d, %g)", n, theta))
 			}
 			// Incremental extension (Zipfian.NextN, SkewedLatest): tails
 			// that start past zetaLoopLimit+1, and one short enough to be
 			// summed term by term.
 			requireRel(t, m[10_000_000], ZetaFrom(1_000_000, 10_000_000, theta, m[1_000_000]), zetaRelBound, "ZetaFrom(1e6, 1e7)")
-			requireRel(t, m[1_000_000_000], ZetaFrom(100_000_000, 1_000_000_000, theta, m[100_000_000]), zetaRelBound, "ZetaFrom(1e8, 1e9)")
 			requireRel(t, m[3_456_789], ZetaFrom(2_000_000, 3_456_789, theta, m[2_000_000]), zetaRelBound, "ZetaFrom(2e6, 3456789)")
+			requireRel(t, m[1_000_000_000], ZetaFrom(2_000_000, 1_000_000_000, theta, m[2_000_000]), zetaRelBound, "ZetaFrom(2e6, 1e9)")
 
 			// The Zipfian's constants derive from zeta: zetan is Zeta(1e8)
 			// and eta follows YCSB's definition with the exact zeta.
@@ -176,11 +177,11 @@ func TestEulerMaclaurinTail(t *testing.T) {
 // TestZetaOfHugeCountsIsFast: with the closed form, the cost no longer
 // grows with n. A term-by-term sum of 1e9 terms would take seconds and
 // 500 times longer than zetaLoopLimit+1 terms; timing ratios (best of
-// three) keep this independent of the machine's speed.
+// two) keep this independent of the machine's speed.
 func TestZetaOfHugeCountsIsFast(t *testing.T) {
 	best := func(n int64) time.Duration {
 		d := time.Duration(math.MaxInt64)
-		for i := 0; i < 3; i++ {
+		for i := 0; i < 2; i++ {
 			start := time.Now()
 			Zeta(n, ZipfianConstant)
 			d = min(d, time.Since(start))
