@@ -380,8 +380,12 @@ func TestRemaining(t *testing.T) {
 		secs int64
 		want string
 	}{
-		{0, "0 seconds "},
+		// YCSB's RemainingFormatter chooses "second" by the length of the
+		// text written so far, i.e. the digits: one digit reads "second".
+		{0, "0 second "},
 		{1, "1 second "},
+		{9, "9 second "},
+		{10, "10 seconds "},
 		{45, "45 seconds "},
 		{59, "59 seconds "},
 		{60, "1 minute "},
