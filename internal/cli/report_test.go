@@ -109,6 +109,7 @@ func TestResultsBundleReportCompare(t *testing.T) {
 	if code != 0 || err != nil || len(recs) != len(run.Intervals)+1 {
 		t.Fatalf("report --format csv: exit %d, %v, %d records", code, err, len(recs))
 	}
+	checkCSVAgainstRunJSON(t, recs, &run)
 
 	out := filepath.Join(root, "cmp.html")
 	code, table := runCLI(t, false, nil, "compare", a, b, "-o", out)
@@ -440,4 +441,44 @@ func groupDigits(n int64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// checkCSVAgainstRunJSON: one CSV row per interval of run.json, with its
+// numbers.
+func checkCSVAgainstRunJSON(t *testing.T, recs [][]string, run *bundle.Run) {
+	t.Helper()
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	var total int64
+	for i, iv := range run.Intervals {
+		row := recs[i+1]
+		get := func(name string) string {
+			c, ok := col[name]
+			if !ok {
+				t.Fatalf("CSV has no column %s: %v", name, recs[0])
+			}
+			return row[c]
+		}
+		want := map[string]string{
+			"run_id": run.RunID, "db": run.DB, "phase": run.Phase, "scope": "all",
+			"seq": fmt.Sprint(iv.Seq), "operations": fmt.Sprint(iv.Operations), "ops_per_sec": strconv.FormatFloat(iv.OpsPerSec, 'f', -1, 64),
+		}
+		for _, s := range iv.Series {
+			want[s.Series+"_count"] = fmt.Sprint(s.Count)
+			want[s.Series+"_p50_us"] = fmt.Sprint(s.P50Us)
+			want[s.Series+"_p99_us"] = fmt.Sprint(s.P99Us)
+			want[s.Series+"_max_us"] = fmt.Sprint(s.MaxUs)
+		}
+		for name, w := range want {
+			if got := get(name); got != w {
+				t.Errorf("CSV interval %d %s = %q, run.json %q", iv.Seq, name, got, w)
+			}
+		}
+		total += iv.Operations
+	}
+	if total != run.Summary.Operations {
+		t.Errorf("interval operations add up to %d, summary %d", total, run.Summary.Operations)
+	}
 }
