@@ -227,13 +227,12 @@ func compareSummaries(t *testing.T, java, ours []summaryLine, percentiles []stri
 	// [OVERALL] in Java's output; ycsbctl has no JVM and prints none.
 	var jOps []block
 	sawGC := false
-	for i, b := range jb[1:] {
+	for _, b := range jb[1:] {
 		if jvmMetric(b.name) {
 			require.False(t, len(jOps) > 0, "java: GC block [%s] after the operation blocks", b.name)
 			sawGC = true
 			continue
 		}
-		_ = i
 		jOps = append(jOps, b)
 	}
 	require.True(t, sawGC, "java prints its JVM's GC blocks")
