@@ -252,7 +252,7 @@ func compareSummaries(t *testing.T, java, ours []summaryLine, percentiles []stri
 		return out
 	}
 	jn, gn := names(jOps), names(gOps)
-	assert.ElementsMatch(t, jn, gn, "same measurement blocks")
+	require.ElementsMatch(t, jn, gn, "same measurement blocks")
 	order := []string{"READ", "UPDATE", "INSERT", "SCAN", "DELETE", "READ-MODIFY-WRITE", "VERIFY", "CLEANUP"}
 	require.True(t, slices.IsSortedFunc(gn, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) }), "ycsbctl block order %v", gn)
 	require.Equal(t, "CLEANUP", gn[len(gn)-1])
