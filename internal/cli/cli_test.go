@@ -393,7 +393,7 @@ func TestExportFile(t *testing.T) {
 			for _, l := range lines {
 				assert.True(t, json.Valid(l), "%s", l)
 			}
-			assert.Contains(t, string(b), `{"measurement":"Operations","metric":"READ","value":50}`)
+			assert.Contains(t, string(b), `{"metric":"READ","measurement":"Operations","value":50}`)
 		}},
 		{"site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter", func(t *testing.T, b []byte) {
 			require.True(t, json.Valid(b))
