@@ -65,7 +65,8 @@ type Config struct {
 	Lease time.Duration
 	Clock clock.Clock
 	Logf  func(format string, args ...any)
-	// AllowNonLoopback permits listening beyond loopback without TLS.
+	// AllowNonLoopback permits listening beyond loopback without TLS (the
+	// CLI's --insecure-listen, which the refusal below names).
 	// Anyone who can reach such an agent can make it load any database it
 	// can reach, so the agent warns.
 	AllowNonLoopback bool
@@ -106,7 +107,7 @@ func ListenAddr(cfg Config) (addr string, warning string, err error) {
 		return addr, "", nil
 	}
 	if !cfg.AllowNonLoopback {
-		return "", "", fmt.Errorf("--listen %s: without TLS the agent only listens on loopback (127.0.0.1); configure --tls-cert/--tls-key/--tls-ca, or pass --allow-non-loopback to accept unauthenticated connections from the network", l)
+		return "", "", fmt.Errorf("--listen %s: without TLS the agent only listens on loopback (127.0.0.1); configure --tls-cert/--tls-key/--tls-ca, or pass --insecure-listen to accept unauthenticated connections from the network", l)
 	}
 	return addr, fmt.Sprintf("WARNING: agent listening on %s without TLS: anyone who can reach this port can run load against any database this host can reach", addr), nil
 }
@@ -142,14 +143,16 @@ func Serve(ctx context.Context, cfg Config) error {
 		return err
 	}
 	self := transport.Identity{Version: cfg.Version, Protocol: version.Protocol}
-	opts, err := transport.ServerOptions(cfg.TLS, &transport.Guard{Token: cfg.Token, Self: self})
+	guard := &transport.Guard{Token: cfg.Token, Self: self}
+	opts, err := transport.ServerOptions(cfg.TLS, guard)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
+	ln := guard.Listen(raw)
 	if warn != "" {
 		cfg.Logf("%s", warn)
 	}

@@ -1,15 +1,10 @@
 package coordinator
 
 import (
-	"bufio"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
-
-	"google.golang.org/protobuf/proto"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
@@ -24,85 +19,6 @@ const (
 	FileSummary = bundle.FileSummary
 	FileHlog    = bundle.FileHlog
 )
-
-// spool keeps every accepted interval record on disk, so that run.json's
-// per-agent, per-interval statistics and the merged .hlog can be built
-// exactly at the end (late records included) while memory stays flat
-// however long the run.
-type spool struct {
-	f    *os.File
-	path string
-	w    *bufio.Writer
-	off  int64
-	idx  map[spoolKey]spoolEntry
-	seqs map[int64]struct{}
-}
-
-type spoolKey struct {
-	agent int
-	seq   int64
-}
-
-type spoolEntry struct{ off, n int64 }
-
-func openSpool(dir, runID string) (*spool, error) {
-	path := filepath.Join(dir, ".spool-"+runID)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	return &spool{f: f, path: path, w: bufio.NewWriterSize(f, 256<<10), idx: map[spoolKey]spoolEntry{}, seqs: map[int64]struct{}{}}, nil
-}
-
-func (s *spool) put(agent int, rec *pb.IntervalRecord) error {
-	b, err := proto.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	var hdr [4]byte
-	binary.BigEndian.PutUint32(hdr[:], uint32(len(b)))
-	if _, err := s.w.Write(hdr[:]); err != nil {
-		return err
-	}
-	if _, err := s.w.Write(b); err != nil {
-		return err
-	}
-	s.idx[spoolKey{agent, rec.Seq}] = spoolEntry{off: s.off + 4, n: int64(len(b))}
-	s.seqs[rec.Seq] = struct{}{}
-	s.off += 4 + int64(len(b))
-	return nil
-}
-
-func (s *spool) get(agent int, seq int64, into *pb.IntervalRecord) (bool, error) {
-	e, ok := s.idx[spoolKey{agent, seq}]
-	if !ok {
-		return false, nil
-	}
-	if s.w.Buffered() > 0 {
-		if err := s.w.Flush(); err != nil {
-			return false, err
-		}
-	}
-	b := make([]byte, e.n)
-	if _, err := s.f.ReadAt(b, e.off); err != nil {
-		return false, err
-	}
-	return true, proto.Unmarshal(b, into)
-}
-
-func (s *spool) sortedSeqs() []int64 {
-	out := make([]int64, 0, len(s.seqs))
-	for q := range s.seqs {
-		out = append(out, q)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
-
-func (s *spool) close() {
-	_ = s.f.Close()
-	_ = os.Remove(s.path)
-}
 
 // Record adds what only the coordinator knows to the run bundle: the plan,
 // the agents (offsets, round trips, start skew, finals), the per-interval
@@ -126,7 +42,7 @@ func (c *Coordinator) Record(rep *bundle.Run) error {
 	rep.MergeSeconds = float64(c.mergeNs) / 1e9
 	rep.LateRecords = c.m.late
 
-	summaries, err := c.writeIntervals(rep, start)
+	summaries, err := c.writeIntervals(c.s.Spec.Output.ResultsDir, rep, start)
 	if err != nil {
 		return err
 	}
@@ -160,8 +76,8 @@ func (c *Coordinator) Record(rep *bundle.Run) error {
 // agent's own V2 bytes, not re-encoded) plus a merged ".all" line. It
 // returns each agent's whole-run statistics, accumulated in sparse form
 // (a dense histogram per agent and series would cost 270 KB each).
-func (c *Coordinator) writeIntervals(rep *bundle.Run, start int64) ([][]bundle.SeriesStats, error) {
-	hf, err := os.Create(filepath.Join(c.s.Spec.Output.ResultsDir, FileHlog))
+func (c *Coordinator) writeIntervals(dir string, rep *bundle.Run, start int64) ([][]bundle.SeriesStats, error) {
+	hf, err := os.Create(filepath.Join(dir, FileHlog))
 	if err != nil {
 		return nil, err
 	}

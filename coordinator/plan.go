@@ -6,10 +6,14 @@ import (
 	"strconv"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
+	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/workload"
+	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
 
 // Plan is how one run is divided among agents. It is a pure function of
@@ -94,9 +98,26 @@ func NewPlan(s *spec.Spec, agents []string) (*Plan, error) {
 			a.InsertStart, a.InsertCount = cfg.InsertStart, cfg.InsertCount
 		}
 		a.Props = agentProps(props, phase, a, n, interval)
+		if err := checkPrepareSize(a); err != nil {
+			return nil, err
+		}
 		p.Agents = append(p.Agents, a)
 	}
 	return p, nil
+}
+
+// checkPrepareSize refuses, before anything is sent, properties that an
+// agent would refuse to receive (transport.MaxCoordinatorMessageBytes):
+// otherwise the stream would break and re-connect until the prepare
+// timeout.
+func checkPrepareSize(a AgentPlan) error {
+	msg := &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Prepare{Prepare: &pb.Prepare{Properties: a.Props, IntervalNs: math.MaxInt64, AgentIndex: math.MaxInt32, AgentCount: math.MaxInt32}}}
+	const margin = 1 << 10
+	if n := proto.Size(msg) + margin; n > transport.MaxCoordinatorMessageBytes {
+		return fmt.Errorf("the run's properties take %.1f MiB for agent %d; an agent accepts at most %d MiB (check the -P files and -p values)",
+			float64(n)/(1<<20), a.Index, transport.MaxCoordinatorMessageBytes>>20)
+	}
+	return nil
 }
 
 // splitTarget divides an ops/s target. Whole-number targets split like

@@ -3,12 +3,14 @@ package coordinator
 import (
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
+	"github.com/ycsbctl/ycsbctl/internal/transport"
 )
 
 func agentsN(n int) []string {
@@ -153,4 +155,26 @@ func planOf(props *properties.Properties, phase run.Phase, agents []string, inte
 		return nil, err
 	}
 	return NewPlan(sp, agents)
+}
+
+// TestPlanRejectsPropertiesAgentsWouldRefuse: properties too large for an
+// agent's receive limit are a configuration error before anything is
+// sent; just below the limit they pass.
+func TestPlanRejectsPropertiesAgentsWouldRefuse(t *testing.T) {
+	big := func(n int) *properties.Properties {
+		p := properties.FromMap(map[string]string{"recordcount": "1000", "operationcount": "1000"})
+		for i := 0; n > 0; i++ {
+			v := strings.Repeat("x", min(n, 1<<20))
+			p.Set("pad."+strconv.Itoa(i), v)
+			n -= len(v)
+		}
+		return p
+	}
+	_, err := planOf(big(transport.MaxCoordinatorMessageBytes), run.Run, agentsN(2), time.Second)
+	if err == nil || !strings.Contains(err.Error(), "MiB") || !strings.Contains(err.Error(), "-P files") {
+		t.Fatalf("oversized properties: %v", err)
+	}
+	if _, err := planOf(big(transport.MaxCoordinatorMessageBytes-64<<10), run.Run, agentsN(2), time.Second); err != nil {
+		t.Fatalf("properties under the limit refused: %v", err)
+	}
 }

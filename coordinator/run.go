@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
@@ -264,7 +265,7 @@ func (c *Coordinator) execute(ctx context.Context) (*run.Outcome, error) {
 	c.m = newMerger(len(c.agents))
 	c.m.keepAgents = true
 	if dir := s.Spec.Output.ResultsDir; dir != "" {
-		sp, err := openSpool(dir, c.runID)
+		sp, err := openSpool(dir, c.spoolHeader())
 		if err != nil {
 			return nil, exitcode.Wrap(exitcode.Failure, fmt.Errorf("--results: %w", err))
 		}
@@ -296,6 +297,17 @@ func (c *Coordinator) execute(ctx context.Context) (*run.Outcome, error) {
 	cancelConns()
 	loops.Wait()
 	return out, err
+}
+
+// spoolHeader describes the run for a spool, enough to rebuild its bundle
+// if this process dies.
+func (c *Coordinator) spoolHeader() *spoolHeader {
+	h := &spoolHeader{RunID: c.runID, DB: c.s.Spec.DB, Phase: c.s.Spec.Phase.String(), Label: c.s.Spec.Output.Label,
+		Properties: bundle.Redact(c.s.Spec.Props.Map()), IntervalNs: int64(c.s.Interval), StartedAt: c.startedWall}
+	for _, a := range c.agents {
+		h.Agents = append(h.Agents, spoolAgent{Address: a.addr, Hostname: a.hostname, Version: a.version, OffsetNs: int64(a.offset), RTTNs: int64(a.rtt)})
+	}
+	return h
 }
 
 func waitTimeout(wg *sync.WaitGroup, d time.Duration, then func()) {

@@ -13,7 +13,6 @@ package bundle
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/redact"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 )
 
@@ -239,59 +239,31 @@ func OpsPerSec(ops, startNs, endNs int64) float64 {
 	return float64(ops) / (float64(endNs-startNs) / 1e9)
 }
 
-// secretWords mark properties whose values must not leave the machine.
-var secretWords = []string{"password", "passwd", "token", "secret", "credential", "apikey", "api_key", "privatekey", "private_key"}
-
-// Redact returns the properties with secrets replaced: values of
-// properties named like a secret, and passwords embedded in URLs (e.g.
-// mongodb.url=mongodb://user:pw@host). A credential-shaped value that does
-// not parse is masked wholesale rather than risk leaking it.
+// Redact returns the properties with secrets hidden, by the rules of
+// package redact (which every sink shares).
 func Redact(props map[string]string) map[string]string {
-	out := make(map[string]string, len(props))
-	for k, v := range props {
-		lk := strings.ToLower(k)
-		secret := false
-		for _, w := range secretWords {
-			if strings.Contains(lk, w) {
-				secret = true
-				break
-			}
-		}
-		if secret && v != "" {
-			out[k] = "REDACTED"
-		} else {
-			out[k] = redactURLs(v)
-		}
-	}
-	return out
-}
-
-func redactURLs(v string) string {
-	if !strings.Contains(v, "@") || !strings.Contains(v, "://") {
-		return v
-	}
-	parts := strings.Split(v, ",")
-	for i, p := range parts {
-		if !strings.Contains(p, "@") {
-			continue // e.g. the second host of a multi-host MongoDB URL
-		}
-		u, err := url.Parse(strings.TrimSpace(p))
-		switch {
-		case err != nil:
-			parts[i] = "REDACTED"
-		case u.User != nil:
-			if _, has := u.User.Password(); has {
-				parts[i] = u.Redacted()
-			}
-		}
-	}
-	return strings.Join(parts, ",")
+	return redact.Properties(props)
 }
 
 // WriteRun writes run.json atomically (via a temporary file), so a crash
 // never leaves a truncated file that tools would misread.
+//
+// Whatever the caller passed, secrets are hidden here too (the redaction is
+// idempotent), so that run.json never depends on every writer remembering.
 func WriteRun(dir string, r *Run) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+	safe := *r
+	safe.Config.Properties = redact.Properties(r.Config.Properties)
+	safe.Config.CommandLine = redact.Args(r.Config.CommandLine)
+	safe.Error = redact.Text(r.Error)
+	safe.ExitReason = redact.Text(r.ExitReason)
+	if r.Agents != nil {
+		safe.Agents = make([]Agent, len(r.Agents))
+		for i, a := range r.Agents {
+			a.Error = redact.Text(a.Error)
+			safe.Agents[i] = a
+		}
+	}
+	b, err := json.MarshalIndent(&safe, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -379,33 +351,9 @@ func (b *Bundle) Workload() string {
 	return ""
 }
 
-// RedactArgs returns a command line with secrets replaced, by the rules of
-// Redact: "-p key=value" overrides whose key names a secret, URLs with
-// passwords anywhere, and the values of --token style flags. Command
-// lines are echoed on stderr and stored in run.json and reports.
+// RedactArgs returns a command line with secrets hidden, by the rules of
+// package redact. Command lines are echoed on stderr and stored in
+// run.json and reports.
 func RedactArgs(args []string) []string {
-	out := make([]string, len(args))
-	secretFlag := false
-	for i, a := range args {
-		switch {
-		case secretFlag:
-			out[i] = "REDACTED"
-			secretFlag = false
-			continue
-		case a == "--token" || a == "-token":
-			out[i] = a
-			secretFlag = true
-			continue
-		case strings.HasPrefix(a, "--token=") || strings.HasPrefix(a, "-token="):
-			k, _, _ := strings.Cut(a, "=")
-			out[i] = k + "=REDACTED"
-			continue
-		}
-		if k, v, ok := strings.Cut(a, "="); ok && !strings.HasPrefix(a, "-") {
-			out[i] = k + "=" + Redact(map[string]string{k: v})[k]
-			continue
-		}
-		out[i] = redactURLs(a)
-	}
-	return out
+	return redact.Args(args)
 }

@@ -128,3 +128,31 @@ func TestRedactArgs(t *testing.T) {
 		t.Fatalf("length changed: %v", out)
 	}
 }
+
+// TestWriteRunRedacts: run.json hides secrets even when a writer passes
+// them in clear.
+func TestWriteRunRedacts(t *testing.T) {
+	dir := t.TempDir()
+	r := &Run{RunID: "x", Error: "dial mongodb://u:hunter2@h failed", ExitReason: "error",
+		Agents: []Agent{{Index: 0, Error: "auth failed: password=hunter3"}},
+		Config: Config{Properties: map[string]string{"cassandra.password": "hunter4", "recordcount": "10"},
+			CommandLine: []string{"run", "-p", "cassandra.password=hunter4", "--token", "hunter5"}}}
+	if err := WriteRun(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, FileRunJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"hunter2", "hunter3", "hunter4", "hunter5"} {
+		if strings.Contains(string(b), s) {
+			t.Errorf("run.json holds %s:\n%s", s, b)
+		}
+	}
+	if !strings.Contains(string(b), `"recordcount": "10"`) || !strings.Contains(string(b), "REDACTED") {
+		t.Errorf("run.json:\n%s", b)
+	}
+	if r.Config.Properties["cassandra.password"] != "hunter4" || r.Agents[0].Error != "auth failed: password=hunter3" {
+		t.Error("WriteRun modified its argument")
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/cli"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 // syncBuffer is a bytes.Buffer safe for the concurrent writes of a run
@@ -74,7 +75,7 @@ func executeWithSignals(t *testing.T, stdin string, notify func(chan<- os.Signal
 		Stderr:       &stderr,
 		Getenv:       func(string) string { return "" },
 		Clock:        clock.NewReal(),
-		ReadFile:     os.ReadFile,
+		ReadFile:     properties.ReadFile,
 		SignalNotify: notify,
 		SignalStop:   func(chan<- os.Signal) {},
 	}
@@ -152,6 +153,30 @@ func TestBadInput(t *testing.T) {
 		{"unknown flag", a("-bogus"), []string{"bogus"}},
 		{"too many arguments", []string{"run", "basic", "extra", "-P", "workloada"}, []string{"accepts"}},
 		{"shell: unknown db", []string{"shell", "nosuchdb"}, []string{`"nosuchdb"`, "basic"}},
+		{"agent: non-loopback listen without TLS", []string{"agent", "--listen", "192.0.2.1:7420"}, []string{"--listen", "192.0.2.1", "--insecure-listen"}},
+		{"-P /dev/zero", a("-P", "/dev/zero"), []string{"-P", "/dev/zero", "binary", "text file"}},
+		{"-P binary file", a("-P", writeFile(t, dir, "app.bin", "recordcount=1\n\x7fELF\x02\x01\x00\x00")), []string{"-P", "app.bin", "binary", "line 2"}},
+		{"-P file over the size cap", a("-P", writeFile(t, dir, "huge.properties", strings.Repeat("# padding padding padding\n", properties.MaxFileBytes/26+1))), []string{"-P", "huge.properties", "4 MiB"}},
+		{"-P malformed \\u escape", a("-P", writeFile(t, dir, "badu.properties", "recordcount=10\nfieldnameprefix=f\\uZZZZ\n")), []string{"-P", "badu.properties", "line 2", `\uZZZZ`, "fieldnameprefix", "four hex digits"}},
+		{"-P truncated \\u escape in a key", a("-P", writeFile(t, dir, "shortu.properties", "# c\nab\\u12=1\n")), []string{"-P", "shortu.properties", "line 2", `\u12`}},
+		// Hardening (issue: verdicts, bounded input): values that would
+		// overflow a duration, flood, or exhaust memory, with the valid
+		// range named.
+		{"threads beyond memory", a("-threads", "1048576"), []string{"threadcount", "1048576", "from 1 to", "KiB"}},
+		{"threadcount 1e8", a("-p", "threadcount=100000000"), []string{"threadcount", "from 1 to"}},
+		{"maxexecutiontime overflowing", a("-p", "maxexecutiontime=18446744074"), []string{"maxexecutiontime", "315360000"}},
+		{"target too small to mean anything", a("-target", "1e-300"), []string{"target", "0.001"}},
+		{"status.interval flooding", a("-p", "status.interval=1e-9"), []string{"status.interval", "0.01"}},
+		{"warmuptime overflowing", a("-p", "warmuptime=9300000000"), []string{"warmuptime", "3.1536e+08"}},
+		{"metrics linger negative", a("-p", "ycsbctl.metrics.linger=-1"), []string{"ycsbctl.metrics.linger"}},
+		{"exportfile in a missing directory", a("-p", "exportfile="+filepath.Join(dir, "nodir", "out.txt")), []string{"exportfile", "nodir"}},
+		{"hdr output path under missing directories", a("-p", "hdrhistogram.fileoutput=true", "-p", "hdrhistogram.output.path="+filepath.Join(dir, "a", "b", "c")+"/"),
+			[]string{"hdrhistogram.output.path", "neither"}},
+		{"agent lease shorter than its heartbeat", []string{"agent", "--lease", "100ms"}, []string{"--lease", "at least 2s"}},
+		{"agent-timeout shorter than a heartbeat", []string{"coordinator", "run", "basic", "--agents", "127.0.0.1:1", "--agent-timeout", "200ms",
+			"-p", "operationcount=10"}, []string{"--agent-timeout", "at least 2s"}},
+		{"unknown command", []string{"frobnicate"}, []string{"unknown command", "frobnicate"}},
+		{"coordinator: unknown subcommand", []string{"coordinator", "walk"}, []string{"unknown command", "walk"}},
 	}
 	require.GreaterOrEqual(t, len(tests), 22)
 	for _, tc := range tests {
@@ -368,7 +393,7 @@ func TestExportFile(t *testing.T) {
 			for _, l := range lines {
 				assert.True(t, json.Valid(l), "%s", l)
 			}
-			assert.Contains(t, string(b), `{"measurement":"Operations","metric":"READ","value":50}`)
+			assert.Contains(t, string(b), `{"metric":"READ","measurement":"Operations","value":50}`)
 		}},
 		{"site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter", func(t *testing.T, b []byte) {
 			require.True(t, json.Valid(b))

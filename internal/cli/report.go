@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ycsbctl/ycsbctl/coordinator"
 	"github.com/ycsbctl/ycsbctl/internal/report"
 )
 
@@ -26,9 +27,18 @@ configuration and environment.
 interval, and per agent and interval in distributed runs).
 
 The output goes to RUN_DIR/report.html (or RUN_DIR/intervals.csv) unless
--o names a file; -o - writes to stdout.`,
+-o names a file; -o - writes to stdout. When RUN_DIR holds only the spool
+of a coordinator that was killed, the bundle is first rebuilt from it
+(the run marked aborted, with every interval merged before the end).`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// A coordinator killed mid-run leaves its spool, not a
+			// bundle: rebuild what it had merged first.
+			if ok, err := coordinator.Recover(args[0]); err != nil {
+				return fmt.Errorf("recovering %s: %w", args[0], err)
+			} else if ok {
+				fmt.Fprintf(gs.Stderr, "Recovered the bundle of an unfinished run from its spool in %s\n", args[0])
+			}
 			r, err := report.Load(args[0])
 			if err != nil {
 				return invalid(err)

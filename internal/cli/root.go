@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/redact"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 
@@ -33,7 +34,9 @@ func Execute(gs *GlobalState) int {
 		return int(exitcode.OK)
 	}
 	if !errors.Is(err, errSilent) {
-		fmt.Fprintf(gs.Stderr, "Error: %v\n", err)
+		// Errors can quote URLs and values from adapters and drivers;
+		// never print a secret in them.
+		fmt.Fprintf(gs.Stderr, "Error: %s\n", redact.Text(err.Error()))
 	}
 	return int(exitcode.Of(err))
 }

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 
 	"github.com/ycsbctl/ycsbctl/internal/clock"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 // GlobalState is everything a command may touch of the outside world.
@@ -24,7 +25,8 @@ type GlobalState struct {
 	Clock  clock.Clock
 	// IsTerminal reports whether stdout is an interactive terminal.
 	IsTerminal bool
-	// ReadFile reads -P files and other inputs.
+	// ReadFile reads -P files and other inputs (properties.ReadFile in a
+	// real process: bounded, text only).
 	ReadFile func(string) ([]byte, error)
 	// SignalNotify and SignalStop are signal.Notify and signal.Stop.
 	SignalNotify func(c chan<- os.Signal, sig ...os.Signal)
@@ -46,7 +48,7 @@ func NewGlobalState() *GlobalState {
 		Getenv:       os.Getenv,
 		Clock:        clock.NewReal(),
 		IsTerminal:   term,
-		ReadFile:     os.ReadFile,
+		ReadFile:     properties.ReadFile,
 		SignalNotify: signal.Notify,
 		SignalStop:   signal.Stop,
 	}

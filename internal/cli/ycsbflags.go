@@ -2,8 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"strconv"
 	"strings"
 
@@ -86,21 +87,25 @@ func (f *ycsbFlags) resolve(gs *GlobalState, cmd *cobra.Command) (*properties.Pr
 }
 
 // readWorkload reads a -P argument: a real file wins over a built-in
-// workload of the same name.
+// workload of the same name. Files are read through gs.ReadFile, which in
+// a real process is properties.ReadFile: at most properties.MaxFileBytes,
+// refusing binary content, so that -P /dev/zero fails at once.
 func readWorkload(gs *GlobalState, name string) ([]byte, error) {
 	b, err := gs.ReadFile(name)
 	if err == nil {
 		return b, nil
 	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		// The file exists but cannot be used: never fall back silently
+		// to a built-in workload of the same name.
+		return nil, fmt.Errorf("flag -P %q: %w", name, err)
+	}
 	if w, ok := workloads.Lookup(name); ok {
 		return []byte(w.Text), nil
 	}
-	if os.IsNotExist(err) {
-		var names []string
-		for _, w := range workloads.List() {
-			names = append(names, w.Name)
-		}
-		return nil, fmt.Errorf("flag -P %q: no such file and no built-in workload of that name (built-in: %s)", name, strings.Join(names, ", "))
+	var names []string
+	for _, w := range workloads.List() {
+		names = append(names, w.Name)
 	}
-	return nil, fmt.Errorf("flag -P %q: %w", name, err)
+	return nil, fmt.Errorf("flag -P %q: no such file and no built-in workload of that name (built-in: %s)", name, strings.Join(names, ", "))
 }

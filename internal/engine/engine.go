@@ -423,6 +423,7 @@ func (r *Runner) report(allDone <-chan struct{}) {
 	cum.StartNs = wallStart
 	next := mStart + int64(o.StatusInterval)
 	final := false
+	var end int64
 	for !final {
 		select {
 		case <-allDone:
@@ -437,6 +438,7 @@ func (r *Runner) report(allDone <-chan struct{}) {
 			}
 		}
 		now := r.clk.Nanotime()
+		end = now
 		seq++
 		ivStart := wallStart + (next - int64(o.StatusInterval) - mStart)
 		ivEnd := wallStart + (now - mStart)
@@ -455,7 +457,8 @@ func (r *Runner) report(allDone <-chan struct{}) {
 			next += int64(o.StatusInterval)
 		}
 	}
-	end := r.clk.Nanotime()
+	// The run ends where its final interval ends, so that the intervals
+	// cover the measured window exactly.
 	res := &Result{
 		StartNs:   wallStart,
 		EndNs:     wallStart + (end - mStart),

@@ -5,14 +5,20 @@ package properties
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/redact"
 )
 
 // Properties is an ordered-insensitive string map with typed accessors.
@@ -102,10 +108,12 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Value == "" {
+	// Error messages reach the terminal, logs and run.json: a secret's
+	// value is never quoted back.
+	if e.Value == "" || redact.SecretName(e.Property) {
 		return fmt.Sprintf("property %q: expected %s", e.Property, e.Expected)
 	}
-	return fmt.Sprintf("property %q=%q: expected %s", e.Property, e.Value, e.Expected)
+	return fmt.Sprintf("property %q=%q: expected %s", e.Property, redact.Text(e.Value), e.Expected)
 }
 
 // ExitCode says that a rejected property is an invalid configuration:
@@ -204,18 +212,89 @@ func (p *Properties) OneOf(k, def string, allowed ...string) (string, error) {
 	return "", &Error{Property: k, Value: v, Expected: "one of " + strings.Join(allowed, ", ")}
 }
 
+// MaxFileBytes caps one property file. Real workload files are a few KB;
+// the cap turns a mistaken -P /dev/zero or a binary into an immediate error
+// and keeps the properties small enough to travel to every agent (see
+// transport.MaxCoordinatorMessageBytes).
+const MaxFileBytes = 4 << 20
+
+// ReadFile reads a text input file (a -P property file, a token file) of
+// at most MaxFileBytes. It stops at the first chunk that shows binary
+// content (a NUL byte) or exceeds the cap, so that an endless device fails
+// in milliseconds instead of filling memory. Errors from opening the file
+// are returned as they are (os.IsNotExist works on them).
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []byte
+	chunk := make([]byte, 64<<10)
+	for {
+		n, err := f.Read(chunk)
+		if n > 0 {
+			if i := bytes.IndexByte(chunk[:n], 0); i >= 0 {
+				line := 1 + bytes.Count(out, []byte{'\n'}) + bytes.Count(chunk[:i], []byte{'\n'})
+				return nil, fmt.Errorf("binary content (a NUL byte on line %d); expected a text file", line)
+			}
+			if len(out)+n > MaxFileBytes {
+				return nil, fmt.Errorf("larger than %d MiB; expected a text file of at most %d MiB", MaxFileBytes>>20, MaxFileBytes>>20)
+			}
+			out = append(out, chunk[:n]...)
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
 // Load parses Java .properties text into p (later keys win). It supports
 // '#' and '!' comments, '=', ':' or whitespace separators, backslash line
-// continuations and the common escapes.
+// continuations and escapes as java.util.Properties reads them:
+//
+//   - \t \n \r \f are the control characters, \uXXXX the UTF-16 code
+//     unit XXXX (a surrogate pair of two escapes forms one character; a
+//     lone surrogate, which Java keeps but UTF-8 cannot hold, becomes
+//     U+FFFD);
+//   - a backslash before any other character stands for that character
+//     (\q is q, \= is =, \\ is \), as in Java, which ignores unknown
+//     escapes rather than refusing them;
+//   - a malformed \u escape (fewer than four hex digits) is an error
+//     naming the line, where Java throws IllegalArgumentException
+//     ("Malformed \uxxxx encoding.").
+//
+// Text with a NUL byte is refused as binary. Lines are read as UTF-8
+// (Java's load(Reader)), not ISO-8859-1 (load(InputStream)).
 func (p *Properties) Load(r io.Reader) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
+	sc.Buffer(make([]byte, 64*1024), MaxFileBytes+1)
 	var pending strings.Builder
 	cont := false
-	lineNo := 0
+	lineNo, startLine := 0, 0
+	store := func() error {
+		k, v := splitKV(pending.String())
+		pending.Reset()
+		uk, err := unescape(k)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", startLine, err)
+		}
+		uv, err := unescape(v)
+		if err != nil {
+			return fmt.Errorf("line %d: property %q: %w", startLine, uk, err)
+		}
+		p.m[uk] = uv
+		return nil
+	}
 	for sc.Scan() {
 		lineNo++
 		line := sc.Text()
+		if strings.IndexByte(line, 0) >= 0 {
+			return fmt.Errorf("line %d: binary content (a NUL byte); expected a text file", lineNo)
+		}
 		if cont {
 			line = strings.TrimLeft(line, " \t\f")
 		} else {
@@ -224,6 +303,7 @@ func (p *Properties) Load(r io.Reader) error {
 				continue
 			}
 			line = t
+			startLine = lineNo
 		}
 		// An odd number of trailing backslashes continues the line.
 		n := 0
@@ -237,16 +317,20 @@ func (p *Properties) Load(r io.Reader) error {
 		}
 		pending.WriteString(line)
 		cont = false
-		k, v := splitKV(pending.String())
-		pending.Reset()
-		p.m[unescape(k)] = unescape(v)
+		if err := store(); err != nil {
+			return err
+		}
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("line %d: longer than %d MiB", lineNo+1, MaxFileBytes>>20)
+		}
 		return fmt.Errorf("line %d: %w", lineNo, err)
 	}
 	if pending.Len() > 0 {
-		k, v := splitKV(pending.String())
-		p.m[unescape(k)] = unescape(v)
+		if err := store(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -275,41 +359,68 @@ func splitKV(s string) (string, string) {
 	return key, rest
 }
 
-func unescape(s string) string {
+// unescape applies Java's escape rules (see Load).
+func unescape(s string) (string, error) {
 	if !strings.Contains(s, "\\") {
-		return s
+		return s, nil
 	}
 	var b strings.Builder
+	var high rune // a pending high surrogate from the previous \u escape
+	flush := func() {
+		if high != 0 {
+			b.WriteRune(utf8.RuneError)
+			high = 0
+		}
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c != '\\' || i+1 >= len(s) {
+			flush()
 			b.WriteByte(c)
 			continue
 		}
 		i++
-		switch s[i] {
-		case 't':
-			b.WriteByte('\t')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 'f':
-			b.WriteByte('\f')
-		case 'u':
-			if i+4 < len(s) {
-				if r, err := strconv.ParseUint(s[i+1:i+5], 16, 32); err == nil {
-					b.WriteRune(rune(r))
-					i += 4
-					continue
-				}
+		if s[i] != 'u' {
+			flush()
+			switch s[i] {
+			case 't':
+				b.WriteByte('\t')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 'f':
+				b.WriteByte('\f')
+			default:
+				b.WriteByte(s[i])
 			}
-			b.WriteByte('u')
+			continue
+		}
+		hex := s[i+1 : min(i+5, len(s))]
+		u, err := strconv.ParseUint(hex, 16, 32)
+		if len(hex) < 4 || err != nil || strings.ContainsAny(hex, "+-_xX") {
+			return "", fmt.Errorf("malformed \\uXXXX escape `\\u%s`: expected four hex digits (Java's Properties refuses it too)", hex)
+		}
+		i += 4
+		r := rune(u)
+		switch {
+		case utf16.IsSurrogate(r) && r < 0xDC00: // high surrogate
+			flush()
+			high = r
+		case utf16.IsSurrogate(r): // low surrogate
+			if high != 0 {
+				b.WriteRune(utf16.DecodeRune(high, r))
+				high = 0
+			} else {
+				b.WriteRune(utf8.RuneError)
+			}
 		default:
-			b.WriteByte(s[i])
+			flush()
+			b.WriteRune(r)
 		}
 	}
-	return b.String()
+	flush()
+	return b.String(), nil
 }
 
 // ParseOverride splits a -p argument "key=value".

@@ -128,7 +128,7 @@ func mark(delta float64, v Verdict) string {
 // WriteTable prints the comparison as an aligned text table.
 func (c *Comparison) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tRUN\tDB\tOPS/S (95% CI)\tVS BASELINE\tSERIES\tP50\tP95\tP99\tP99.9\tP99 VS BASELINE")
+	fmt.Fprintln(tw, "SCENARIO\tRUN\tDB\tOPS/S (95% CI)\tVS BASELINE\tSERIES\tP50\tP95\tP99\tP99.9\tP99 VS BASELINE\tSTATUS")
 	for _, r := range c.Rows {
 		vs, lvs := "baseline", "baseline"
 		if r.Baseline != nil {
@@ -142,8 +142,8 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		if ci := r.Throughput.CI95(); ci > 0 {
 			tput += " ± " + fmtNumber(math.Round(ci))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Run.Name(), r.Run.DB(), tput, vs, r.Series,
-			fmtMicros(r.P50), fmtMicros(r.P95), fmtMicros(r.P99), fmtMicros(r.P999), lvs)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Run.Name(), r.Run.DB(), tput, vs, r.Series,
+			fmtMicros(r.P50), fmtMicros(r.P95), fmtMicros(r.P99), fmtMicros(r.P999), lvs, verdictText(r.Run))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -224,7 +224,7 @@ func (c *Comparison) WriteHTML(w io.Writer, now time.Time) error {
 func (c *Comparison) data() compareData {
 	var rows []compareRow
 	for _, r := range c.Rows {
-		cr := compareRow{Scenario: r.Scenario, Name: r.Run.Name(), DB: r.Run.DB(), Series: r.Series, Status: string(r.Run.B.Run.Status),
+		cr := compareRow{Scenario: r.Scenario, Name: r.Run.Name(), DB: r.Run.DB(), Series: r.Series, Status: verdictText(r.Run),
 			P50: fmtMicros(r.P50), P95: fmtMicros(r.P95), P99: fmtMicros(r.P99), P999: fmtMicros(r.P999), TputVs: "baseline", LatVs: "baseline"}
 		cr.Tput = fmtNumber(math.Round(r.Throughput.Mean))
 		if ci := r.Throughput.CI95(); ci > 0 {
@@ -368,4 +368,9 @@ func seriesNames(runs []*Run) []string {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return seriesRank(out[i]) < seriesRank(out[j]) })
 	return out
+}
+
+func verdictText(r *Run) string {
+	text, _ := r.Verdict()
+	return text
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/redact"
 	ycsbrun "github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 )
@@ -27,7 +28,7 @@ type Options struct {
 
 const reportBody = `
 <header>
-  <h1>{{.Title}} <span class="badge {{.Status}}">{{.Status}}</span></h1>
+  <h1>{{.Title}} <span class="badge {{.BadgeClass}}">{{.Status}}</span></h1>
   <div class="sub">{{range .Facts}}<span>{{.}}</span>{{end}}</div>
 </header>
 <main>
@@ -93,6 +94,7 @@ type agentRow struct {
 type reportData struct {
 	Title           string
 	Status          string
+	BadgeClass      string
 	Facts           []string
 	Reasons         []string
 	Cards           []card
@@ -116,12 +118,10 @@ func WriteHTML(w io.Writer, r *Run, opts Options) error {
 		opts.Now = time.Now()
 	}
 	run := r.B.Run
-	d := reportData{Title: "ycsbctl " + run.Phase + " · " + run.DB, Status: string(run.Status), Reasons: run.StatusReasons, Summary: r.B.Summary}
+	verdict, class := r.Verdict()
+	d := reportData{Title: "ycsbctl " + run.Phase + " · " + run.DB, Status: verdict, BadgeClass: class, Reasons: run.StatusReasons, Summary: r.B.Summary}
 	if sc := r.Scenario(); sc != "" {
 		d.Title += " · " + sc
-	}
-	if d.Status == "" {
-		d.Status = string(ycsbrun.StatusComplete)
 	}
 	d.Facts = []string{"run " + run.RunID}
 	if run.Label != "" {
@@ -182,8 +182,10 @@ func WriteHTML(w io.Writer, r *Run, opts Options) error {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	// Bundles are redacted when written; redacting again on display
+	// covers bundles written by older builds with weaker rules.
 	for _, k := range keys {
-		d.Props = append(d.Props, kv{k, run.Config.Properties[k]})
+		d.Props = append(d.Props, kv{k, redact.Value(k, run.Config.Properties[k])})
 	}
 	if run.Plan != nil {
 		if b, err := json.MarshalIndent(run.Plan, "", "  "); err == nil && string(b) != "null" {
@@ -488,14 +490,14 @@ func configRows(run *bundle.Run) []kv {
 	rows = append(rows, kv{"Status", strings.TrimSpace(string(run.Status) + " " + strings.Join(run.StatusReasons, "; "))},
 		kv{"Exit", fmt.Sprintf("%d (%s)", run.ExitCode, run.ExitReason)})
 	if run.Error != "" {
-		rows = append(rows, kv{"Error", run.Error})
+		rows = append(rows, kv{"Error", redact.Text(run.Error)})
 	}
 	if !run.StartedAt.IsZero() {
 		rows = append(rows, kv{"Started", run.StartedAt.UTC().Format(time.RFC3339)}, kv{"Ended", run.EndedAt.UTC().Format(time.RFC3339)})
 	}
 	rows = append(rows, kv{"Interval", time.Duration(run.Config.IntervalNs).String()})
 	if len(run.Config.CommandLine) > 0 {
-		rows = append(rows, kv{"Command line", "ycsbctl " + strings.Join(run.Config.CommandLine, " ")})
+		rows = append(rows, kv{"Command line", "ycsbctl " + strings.Join(redact.Args(run.Config.CommandLine), " ")})
 	}
 	if len(run.Config.Agents) > 0 {
 		rows = append(rows, kv{"Agents", strings.Join(run.Config.Agents, ", ")})

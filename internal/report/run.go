@@ -256,3 +256,22 @@ func (r *Run) rateIntervals() []bundle.Interval {
 	last.Agents = agents
 	return out
 }
+
+// Verdict says how the run ended, for badges and tables: its status and,
+// when the process exited non-zero, the exit code and its reason (a run
+// whose errors exceeded ycsbctl.maxerrorrate is "complete" but exit 5).
+// class is the badge's style: complete, partial or aborted (red for any
+// non-zero exit).
+func (r *Run) Verdict() (text, class string) {
+	run := r.B.Run
+	status := string(run.Status)
+	if status == "" {
+		status = string(ycsbrun.StatusComplete)
+	}
+	text, class = status, status
+	if run.ExitCode != 0 {
+		text = fmt.Sprintf("%s · exit %d (%s)", status, run.ExitCode, run.ExitReason)
+		class = string(ycsbrun.StatusAborted)
+	}
+	return text, class
+}

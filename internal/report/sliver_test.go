@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -41,5 +42,26 @@ func TestThroughputChartFoldsTrailingSliver(t *testing.T) {
 	// The bundle itself keeps the raw interval.
 	if len(b.Run.Intervals) != 3 || b.Run.Intervals[1].EndUnixNs != 20*s {
 		t.Fatal("the bundle's intervals were modified")
+	}
+}
+
+// The badge and the compare table say when a run exited non-zero even
+// though its status is complete (errors above ycsbctl.maxerrorrate).
+func TestVerdictShowsExitCode(t *testing.T) {
+	ok := FromBundle(&bundle.Bundle{Run: &bundle.Run{Status: "complete", ExitReason: "ok"}})
+	if text, class := ok.Verdict(); text != "complete" || class != "complete" {
+		t.Fatalf("ok run: %q %q", text, class)
+	}
+	failed := FromBundle(&bundle.Bundle{Run: &bundle.Run{Status: "complete", ExitCode: 5, ExitReason: "database errors above threshold"}})
+	text, class := failed.Verdict()
+	if text != "complete · exit 5 (database errors above threshold)" || class != "aborted" {
+		t.Fatalf("exit 5 run: %q %q", text, class)
+	}
+	var page strings.Builder
+	if err := WriteHTML(&page, failed, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), `<span class="badge aborted">complete · exit 5 (database errors above threshold)</span>`) {
+		t.Fatal("the report's badge does not show the exit code")
 	}
 }

@@ -131,7 +131,15 @@ func Remaining(seconds int64) string {
 		}
 	}
 	if b.Len() == 0 {
-		unit(seconds, " second ", " seconds ")
+		// YCSB picks the word by the length of the text written so far,
+		// which is then just the digits: "5 second", "45 seconds". Java
+		// YCSB's status lines read so; kept for identical lines.
+		b.WriteString(strconv.FormatInt(seconds, 10))
+		if b.Len() == 1 {
+			b.WriteString(" second ")
+		} else {
+			b.WriteString(" seconds ")
+		}
 	}
 	return b.String()
 }
