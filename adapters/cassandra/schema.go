@@ -27,6 +27,23 @@ type schemaSpec struct {
 	fields      []string
 	replication string // CQL map literal
 	replDesc    string // human-readable form
+	compression string // class, or "none"
+	compaction  string // class
+}
+
+// Table options accepted by init: the classes Cassandra 5 ships.
+var (
+	compressions = []string{"LZ4Compressor", "SnappyCompressor", "DeflateCompressor", "ZstdCompressor", "none"}
+	compactions  = []string{"SizeTieredCompactionStrategy", "LeveledCompactionStrategy", "TimeWindowCompactionStrategy", "UnifiedCompactionStrategy"}
+)
+
+// tableOptions is the WITH clause of CREATE TABLE.
+func (s *schemaSpec) tableOptions() string {
+	comp := "{'class': '" + s.compression + "'}"
+	if s.compression == "none" {
+		comp = "{'enabled': 'false'}"
+	}
+	return " WITH compression = " + comp + " AND compaction = {'class': '" + s.compaction + "'}"
 }
 
 // schemaFrom reads the schema properties; keyspace and table fall back to
@@ -55,6 +72,12 @@ func (d *DB) schemaFrom(p *properties.Properties) (*schemaSpec, error) {
 	}
 	for i := int64(0); i < n; i++ {
 		s.fields = append(s.fields, prefix+strconv.FormatInt(i, 10))
+	}
+	if s.compression, err = p.OneOf(propCompression, "LZ4Compressor", compressions...); err != nil {
+		return nil, err
+	}
+	if s.compaction, err = p.OneOf(propCompaction, "SizeTieredCompactionStrategy", compactions...); err != nil {
+		return nil, err
 	}
 	class, err := p.OneOf(propReplClass, "SimpleStrategy", "SimpleStrategy", "NetworkTopologyStrategy")
 	if err != nil {
@@ -161,12 +184,12 @@ func (d *DB) CreateSchema(ctx context.Context, p *properties.Properties) (string
 		for _, f := range s.fields {
 			b.WriteString(", " + f + " varchar")
 		}
-		b.WriteString(")")
+		b.WriteString(")" + s.tableOptions())
 		if err := d.session.Query(b.String()).Consistency(gocql.One).ExecContext(ctx); err != nil {
 			return "", fmt.Errorf("cassandra: creating table %s.%s: %w", s.keyspace, s.table, err)
 		}
-		done = append(done, fmt.Sprintf("created table %s.%s (%s varchar PRIMARY KEY, %s..%s varchar)",
-			s.keyspace, s.table, keyColumn, s.fields[0], s.fields[len(s.fields)-1]))
+		done = append(done, fmt.Sprintf("created table %s.%s (%s varchar PRIMARY KEY, %s..%s varchar; compression %s, compaction %s)",
+			s.keyspace, s.table, keyColumn, s.fields[0], s.fields[len(s.fields)-1], s.compression, s.compaction))
 	}
 	return strings.Join(done, "; "), nil
 }
