@@ -111,7 +111,7 @@ func init() {
 			{Name: propBatchParallel, Default: strconv.Itoa(defaultBatchParallel), Help: "inserts in flight per BatchInsert call (batchsize > 1)"},
 		},
 		Differences: []string{
-			"cassandra.maxconnections/coreconnections: the DataStax driver grows a pool from core to max connections per host; gocql keeps a fixed pool, so ycsbctl opens the larger of the two (gocql's default 2 when neither is set, against DataStax 3.x's 1).",
+			"cassandra.maxconnections and cassandra.coreconnections: the DataStax driver grows a pool from core to max connections per host; gocql keeps a fixed pool, so ycsbctl opens the larger of the two (gocql's default 2 when neither is set, against DataStax 3.x's 1).",
 			"cassandra.useSSL: YCSB's binding uses the JVM's default SSL context (javax.net.ssl.trustStore/keyStore system properties) and applies useSSL only when cassandra.username is set; ycsbctl applies it always and takes PEM files in cassandra.ssl.ca/cert/key instead of JVM trust stores.",
 			"cassandra.ssl.verifyhost: the DataStax 3.x driver checks the certificate chain but not the host name by default; ycsbctl checks both unless cassandra.ssl.verifyhost=false.",
 			"cassandra.tracing: traces are requested from the server as YCSB does, but (like YCSB) not fetched or printed; they land in system_traces.",
