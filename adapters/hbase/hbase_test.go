@@ -2,9 +2,12 @@ package hbase
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/tsuna/gohbase"
 	"github.com/tsuna/gohbase/filter"
 	"github.com/tsuna/gohbase/hrpc"
 	"github.com/tsuna/gohbase/pb"
@@ -135,5 +138,42 @@ func TestDeclaresEveryPropertyRead(t *testing.T) {
 	}
 	if u := info.Undeclared(p.ReadKeys()); len(u) > 0 {
 		t.Errorf("read but not declared: %v", u)
+	}
+}
+
+// TestBufferedFlushFailureIsReported sends buffered writes to a cluster
+// that does not exist: the write that fills the buffer fails, the failed
+// writes are counted, and Close reports the ones still buffered.
+func TestBufferedFlushFailureIsReported(t *testing.T) {
+	timeout := 300 * time.Millisecond
+	d := &DB{buffering: true, writeBuffer: 3000, family: "family", table: "usertable", tableBytes: []byte("usertable"),
+		timeout: timeout, batchPar: 4,
+		client: gohbase.NewClient("127.0.0.1:1", gohbase.ZookeeperTimeout(timeout), gohbase.RegionLookupTimeout(timeout))}
+	defer d.client.Close()
+	h, err := d.ForWorker(context.Background(), 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := []adapters.Field{{Name: "field0", Value: make([]byte, 1000)}}
+	var statuses []adapters.Status
+	for i := 0; i < 3; i++ {
+		statuses = append(statuses, h.Insert(context.Background(), "usertable", []byte("user"+strconv.Itoa(i)), vals))
+	}
+	// ~1.2 KB each: the third fills the 3000-byte buffer and its flush fails.
+	if statuses[0] != adapters.OK || statuses[1] != adapters.OK || statuses[2] != adapters.Error {
+		t.Fatalf("statuses %v", statuses)
+	}
+	if n := d.FailedBufferedWrites(); n != 3 {
+		t.Fatalf("failed buffered writes %d, want 3", n)
+	}
+	if st := h.Insert(context.Background(), "usertable", []byte("user9"), vals); st != adapters.OK {
+		t.Fatalf("buffered insert: %v", st)
+	}
+	err = h.(adapters.Closer).Close()
+	if err == nil || !strings.Contains(err.Error(), "1 of 1 buffered writes failed") {
+		t.Fatalf("Close: %v", err)
+	}
+	if n := d.FailedBufferedWrites(); n != 4 {
+		t.Fatalf("failed buffered writes %d, want 4", n)
 	}
 }
