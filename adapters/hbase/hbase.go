@@ -139,6 +139,7 @@ func init() {
 		Differences: []string{
 			"clientbuffering: gohbase has no BufferedMutator; ycsbctl keeps a per-thread buffer of puts and deletes, flushed at writebuffersize bytes (HBase's heap-size estimate of the mutations) and at cleanup by sending them concurrently so that gohbase batches them per RegionServer. Failed buffered writes are retried by gohbase until hbase.timeout, then counted and reported (the insert that triggered the flush, or cleanup, fails).",
 			"clientbuffering: YCSB also records the cleanup flush as an UPDATE sample; ycsbctl records it only as CLEANUP, so UPDATE counts equal the operations issued.",
+			"batchsize: YCSB's HBase binding ignores it (each insert is its own put and INSERT sample); ycsbctl's load with batchsize > 1 sends a batch as concurrent puts and records one INSERT sample per batch, so leave batchsize at 1 (or use clientbuffering) to compare with YCSB.",
 			"principal/keytab: Kerberos is not supported by gohbase; setting them is an error instead of a login.",
 			"debug: YCSB's per-operation printing is not implemented (it would distort timings).",
 			"hbase.timeout, hbase.rpcqueuesize, hbase.flushintervalmillis, hbase.batchparallelism are ycsbctl additions (gohbase's knobs); HBase client settings of hbase-site.xml other than the ZooKeeper ones are not read.",
