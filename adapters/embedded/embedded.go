@@ -36,10 +36,14 @@ func init() {
 	adapters.Register(adapters.Info{
 		Name:        "embedded",
 		Description: "embedded on-disk ordered store (Pebble LSM); the default when no db is given",
-		Properties: map[string]string{
-			PropDir:   "data directory (default " + DefaultDir() + ")",
-			PropSync:  "fsync every write (default false)",
-			PropCache: "block cache size in MiB (default 256)",
+		Properties: []properties.Known{
+			{Name: PropDir, Default: DefaultDir(), Help: "data directory (kept between load and run)"},
+			{Name: PropSync, Default: "false", Help: "fsync every write"},
+			{Name: PropCache, Default: "256", Help: "block cache size in MiB"},
+			{Name: "table", Default: "usertable", Help: "table named by init and drop (one key space per table)"},
+		},
+		Differences: []string{
+			"Not a YCSB binding: ycsbctl's own store, so that a run works with no server; no YCSB class maps to it.",
 		},
 		Driver: adapters.DriverFunc(Open),
 	})

@@ -218,5 +218,26 @@ func TestOpenErrors(t *testing.T) {
 	}
 	info, err := adapters.Lookup("embedded")
 	require.NoError(t, err)
-	assert.Contains(t, info.Properties, embedded.PropDir)
+	_, ok := properties.FindKnown(info.Properties, embedded.PropDir)
+	assert.True(t, ok)
+}
+
+// TestDeclaresEveryPropertyRead runs Open, init and drop with read
+// tracking on and fails if a property read is not declared.
+func TestDeclaresEveryPropertyRead(t *testing.T) {
+	ctx := context.Background()
+	info, err := adapters.Lookup("embedded")
+	require.NoError(t, err)
+	p := properties.FromMap(map[string]string{embedded.PropDir: t.TempDir()})
+	p.TrackReads()
+	db, err := embedded.Open(ctx, p)
+	require.NoError(t, err)
+	defer db.(adapters.Closer).Close()
+	sm := db.(adapters.SchemaManager)
+	_, err = sm.CreateSchema(ctx, p)
+	require.NoError(t, err)
+	_, err = sm.DropSchema(ctx, p)
+	require.NoError(t, err)
+	assert.Contains(t, p.ReadKeys(), "table")
+	assert.Empty(t, info.Undeclared(p.ReadKeys()), "read but not declared in adapters.Info.Properties")
 }

@@ -177,8 +177,17 @@ func TestBadInput(t *testing.T) {
 			"-p", "operationcount=10"}, []string{"--agent-timeout", "at least 2s"}},
 		{"unknown command", []string{"frobnicate"}, []string{"unknown command", "frobnicate"}},
 		{"coordinator: unknown subcommand", []string{"coordinator", "walk"}, []string{"unknown command", "walk"}},
+		{"unknown -db class", []string{"run", "-db", "site.ycsb.db.NoSuchClient", "-P", "workloada"}, []string{"-db", "site.ycsb.db.NoSuchClient", "site.ycsb.db.CassandraCQLClient", "basic"}},
+		{"unknown db property", []string{"run", "-P", "workloada", "-p", "db=site.ycsb.db.RedisClient"}, []string{"property db", "site.ycsb.db.RedisClient", "site.ycsb.db.MongoDbClient", "hbase"}},
+		{"positional db and -db disagree", a("-db", "site.ycsb.db.MongoDbClient"), []string{`"basic"`, "-db", "site.ycsb.db.MongoDbClient", "mongodb"}},
+		{"positional db and db property disagree", a("-p", "db=site.ycsb.db.hbase2.HBaseClient2"), []string{`"basic"`, "property db", "site.ycsb.db.hbase2.HBaseClient2"}},
+		{"db in a -P file disagrees", a("-P", writeFile(t, dir, "dbfile", "db=site.ycsb.db.CassandraCQLClient\n")), []string{`"basic"`, "dbfile", "site.ycsb.db.CassandraCQLClient"}},
+		{"-db empty", []string{"run", "-db", "", "-P", "workloada"}, []string{"-db"}},
+		{"-load with run", a("-load"), []string{"-load", `"run"`}},
+		{"-t with load", l("-t"), []string{"-t", `"load"`}},
+		{"-load and -t", []string{"-load", "-t", "-db", "site.ycsb.BasicDB", "-P", "workloada"}, []string{"-load", "-t"}},
 	}
-	require.GreaterOrEqual(t, len(tests), 22)
+	require.GreaterOrEqual(t, len(tests), 55)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := execute(t, "", tc.args...)
@@ -288,8 +297,13 @@ func TestDBsCommand(t *testing.T) {
 	r := execute(t, "", "dbs")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "basic: ")
-	assert.Contains(t, r.stdout, "embedded: ")
-	assert.Contains(t, r.stdout, "basicdb.verbose")
+	assert.Contains(t, r.stdout, "embedded [default]: ")
+	assert.Regexp(t, `(?m)^    basicdb.verbose\s+true\s+\S`, r.stdout, "name, default, help")
+	assert.Regexp(t, `(?m)^    cassandra.readconsistencylevel\s+QUORUM\s`, r.stdout)
+	assert.Contains(t, r.stdout, "YCSB classes: site.ycsb.db.CassandraCQLClient")
+	// Every adapter but embedded stands in for a YCSB binding and says how
+	// it differs.
+	assert.Equal(t, 5, strings.Count(r.stdout, "  Differs from YCSB:\n"))
 }
 
 func TestBasicVerbose(t *testing.T) {
@@ -530,4 +544,43 @@ func TestMaxErrorRate(t *testing.T) {
 	r = execute(t, "", quiet("run", "basic", "-P", "workloada", "-p", "operationcount=200")...)
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.NotContains(t, r.stderr, "WARNING")
+}
+
+// TestYCSBDatabaseSelection runs YCSB-style command lines: the binding class
+// in -db, -p db or a -P file, and Java's -load/-t phase switches, and checks
+// that the named adapter (basic, which prints every operation) ran.
+func TestYCSBDatabaseSelection(t *testing.T) {
+	dir := t.TempDir()
+	wl := writeFile(t, dir, "w", "db=site.ycsb.BasicDB\nrecordcount=10\noperationcount=5\nbasicdb.verbose=true\n")
+	tests := []struct {
+		name string
+		args []string
+		want string // an operation basic prints
+	}{
+		{"-p db=CLASS", []string{"run", "-P", "workloada", "-p", "db=site.ycsb.BasicDB", "-p", "recordcount=10", "-p", "operationcount=5", "-p", "basicdb.verbose=true"}, "usertable"},
+		{"db in -P file", []string{"run", "-P", wl}, "usertable"},
+		{"-db CLASS with -t", []string{"-t", "-db", "site.ycsb.BasicDB", "-P", wl}, "usertable"},
+		{"-load -db CLASS", []string{"-load", "-db", "com.yahoo.ycsb.BasicDB", "-P", wl}, "INSERT"},
+		{"positional and db agree", []string{"load", "basic", "-P", wl}, "INSERT"},
+		{"class as positional", []string{"run", "site.ycsb.BasicDB", "-P", wl}, "usertable"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := execute(t, "", tc.args...)
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			assert.Contains(t, r.dbOutput, tc.want)
+			assert.NotContains(t, r.stderr, "No database named")
+		})
+	}
+}
+
+func TestEmbeddedDefaultIsSaidFirst(t *testing.T) {
+	dir := t.TempDir()
+	r := execute(t, "", "load", "-P", "workloada", "-p", "recordcount=5", "-p", "embedded.dir="+dir)
+	require.Equal(t, 0, r.code, r.stderr)
+	first, _, _ := strings.Cut(r.stderr, "\n")
+	assert.Contains(t, first, "embedded")
+	assert.Contains(t, first, "No database named")
+	r = execute(t, "", "load", "embedded", "-P", "workloada", "-p", "recordcount=5", "-p", "embedded.dir="+dir)
+	assert.NotContains(t, r.stderr, "No database named")
 }

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -616,4 +617,32 @@ func TestThroughput(t *testing.T) {
 	assert.Equal(t, 0.0, r.Throughput())
 	assert.True(t, strings.Contains(run.Run.String(), "run"))
 	assert.Equal(t, "load", run.Load.String())
+}
+
+// failingCloseDB hands each worker a handle whose Close fails, as a
+// buffering adapter's does when its last flush fails.
+type failingCloseDB struct{ countDB }
+
+type failingHandle struct{ *countDB }
+
+func (h failingHandle) Close() error { return errors.New("flush failed: region server gone") }
+
+func (d *failingCloseDB) ForWorker(context.Context, int, int) (adapters.DB, error) {
+	return failingHandle{&d.countDB}, nil
+}
+
+// A worker handle whose Close fails is counted as a failed CLEANUP and
+// said, not dropped.
+func TestCleanupFailureIsCounted(t *testing.T) {
+	db := &failingCloseDB{}
+	var logs []string
+	var mu sync.Mutex
+	_, res := runEngine(t, engine.Options{Phase: run.Run, DB: db, Threads: 2, OpCount: 20,
+		Logf: func(f string, a ...any) { mu.Lock(); logs = append(logs, fmt.Sprintf(f, a...)); mu.Unlock() }})
+	assert.Equal(t, int64(2), res.Total.Returns[measurement.Cleanup][adapters.Error], "one failed CLEANUP per worker")
+	assert.Equal(t, int64(2), res.Total.Count(measurement.SeriesOf(measurement.Cleanup, measurement.Service, true)))
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, logs, 2)
+	assert.Contains(t, logs[0], "cleanup failed: flush failed")
 }

@@ -334,6 +334,9 @@ func Parse(dbName string, p *properties.Properties, phase run.Phase) (*Spec, err
 	}
 	sp := &Spec{Settings: s, DB: dbName, Adapter: info, Props: p, Workload: cfg, Output: *out, CutInterval: s.StatusInterval, StatusEvery: 1}
 	sp.Warnings = warnings(p, phase, cfg)
+	if w := unknownWarning(p, info); w != "" {
+		sp.Warnings = append(sp.Warnings, w)
+	}
 	if out.Timeseries {
 		// The engine cuts intervals at the timeseries granularity; the
 		// status printer groups them back into status intervals.
