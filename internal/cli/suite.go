@@ -23,6 +23,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/suite"
 	"github.com/ycsbctl/ycsbctl/internal/workbook"
+	"github.com/ycsbctl/ycsbctl/internal/workload"
 	"github.com/ycsbctl/ycsbctl/workloads"
 )
 
@@ -218,6 +219,32 @@ func checkPlan(gs *GlobalState, p *suite.Plan) error {
 	return nil
 }
 
+// adapterApplies reports whether a property meant for every database
+// applies to adapter: anything but a property that another adapter
+// declares and this one does not.
+func adapterApplies(adapter, key string) bool {
+	info, err := adapters.Lookup(adapter)
+	if err != nil {
+		return true
+	}
+	// The client's and the workload's properties apply everywhere, even
+	// when an adapter declares them too (fieldcount, batchsize).
+	common := append(append(spec.Known(), workload.Known()...), info.Properties...)
+	if _, ok := properties.FindKnown(common, key); ok {
+		return true
+	}
+	for _, n := range adapters.Names() {
+		other, err := adapters.Lookup(n)
+		if err != nil || other.Name == info.Name {
+			continue
+		}
+		if _, ok := properties.FindKnown(other.Properties, key); ok {
+			return false
+		}
+	}
+	return true
+}
+
 func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 	if f.resume && f.results == "" {
 		return invalid(errors.New("flag --resume: expected --results DIR, the directory of the suite to continue"))
@@ -234,16 +261,19 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 		}
 		overrides[k] = v
 	}
-	plan := suite.Expand(file, overrides, splitAgents(f.agents), func(w string) map[string]string {
-		text, err := readWorkload(gs, w)
-		if err != nil {
-			return nil
-		}
-		p := properties.New()
-		if p.Load(bytes.NewReader(text)) != nil {
-			return nil
-		}
-		return p.Map()
+	plan := suite.Expand(file, overrides, splitAgents(f.agents), suite.Hooks{
+		WorkloadProps: func(w string) map[string]string {
+			text, err := readWorkload(gs, w)
+			if err != nil {
+				return nil
+			}
+			p := properties.New()
+			if p.Load(bytes.NewReader(text)) != nil {
+				return nil
+			}
+			return p.Map()
+		},
+		Applies: adapterApplies,
 	})
 	if err := checkPlan(gs, plan); err != nil {
 		return err

@@ -386,6 +386,23 @@ func TestSuiteDryRunComparison2014(t *testing.T) {
 	assert.Contains(t, out, "ycsbctl run cassandra -P comparison2014-read ")
 	assert.NoDirExists(t, res)
 
+	// A property for every database reaches the adapters that read it:
+	// hosts goes to cassandra's steps, not embedded's; fieldcount to both.
+	r = execute(t, "", "suite", "comparison2014", "--db", "cassandra,embedded", "-p", "hosts=10.1.2.3", "-p", "embedded.dir=/tmp/x", "--dry-run")
+	require.Equal(t, 0, r.code, r.stderr)
+	for _, line := range strings.Split(r.stdout, "\n") {
+		switch {
+		case strings.Contains(line, "ycsbctl load cassandra"):
+			assert.Contains(t, line, "-p hosts=10.1.2.3")
+			assert.NotContains(t, line, "embedded.dir")
+			assert.Contains(t, line, "-p fieldcount=10")
+		case strings.Contains(line, "ycsbctl load embedded"):
+			assert.NotContains(t, line, "hosts=")
+			assert.Contains(t, line, "-p embedded.dir=/tmp/x")
+			assert.Contains(t, line, "-p fieldcount=10")
+		}
+	}
+
 	r = execute(t, "", "suites")
 	require.Equal(t, 0, r.code)
 	for _, s := range []string{"bankmark", "comparison2014", "threadscan"} {

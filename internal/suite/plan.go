@@ -82,6 +82,13 @@ type Plan struct {
 	Agents    []string
 
 	workloadProps WorkloadProps
+	applies       func(adapter, key string) bool
+}
+
+// common reports whether a property given for every database applies
+// to this one.
+func (p *Plan) common(it *Item, key string) bool {
+	return p.applies == nil || p.applies(it.DB.DB, key)
 }
 
 // prop is an item's effective value of k: its properties, else its
@@ -100,16 +107,28 @@ func (p *Plan) prop(it *Item, k string) string {
 // estimates use its operationcount and recordcount.
 type WorkloadProps func(workload string) map[string]string
 
+// Hooks tell the plan what the suite package cannot know by itself.
+type Hooks struct {
+	// WorkloadProps lets the plan estimate steps sized by their
+	// workload file.
+	WorkloadProps WorkloadProps
+	// Applies reports whether a property given for every database (the
+	// file's properties, -p) means something to an adapter; false leaves
+	// it out of that database's steps (another adapter's setting, such
+	// as embedded.dir for cassandra), rather than warn on every step.
+	Applies func(adapter, key string) bool
+}
+
 // Expand turns a file into a plan. overrides are the command line's -p
-// properties; agents, when non-empty, replace the file's; wp, when not
-// nil, lets the plan estimate steps sized by their workload file.
-func Expand(f *File, overrides map[string]string, agents []string, wp ...WorkloadProps) *Plan {
+// properties; agents, when non-empty, replace the file's.
+func Expand(f *File, overrides map[string]string, agents []string, hooks ...Hooks) *Plan {
 	if len(agents) == 0 {
 		agents = f.Agents
 	}
 	p := &Plan{File: f, Overrides: overrides, Agents: agents}
-	if len(wp) > 0 {
-		p.workloadProps = wp[0]
+	if len(hooks) > 0 {
+		p.workloadProps = hooks[0].WorkloadProps
+		p.applies = hooks[0].Applies
 	}
 	for di := range f.Databases {
 		db := f.Databases[di]
@@ -214,7 +233,11 @@ func (p *Plan) emit(db Database, stepIdx int, recordSweep int64) {
 					w.Props["operationcount"] = strconv.FormatInt(s.WarmupOps, 10)
 					w.Estimate = estimateOps(s.WarmupOps, it.Target)
 				}
-				w.Props = mergeOverrides(w.Props, p.Overrides, "maxexecutiontime", "operationcount")
+				for k, v := range p.Overrides {
+					if k != "maxexecutiontime" && k != "operationcount" && p.common(&it, k) {
+						w.Props[k] = v
+					}
+				}
 				mi := it
 				w.Measured = &mi
 				p.Items = append(p.Items, &w)
@@ -242,7 +265,12 @@ func (p *Plan) finish(it *Item, recordSweep int64) {
 	it.Schema = s.Kind == KindLoad && !s.KeepSchema
 	it.ThreadScan = s.ThreadScan
 	props := map[string]string{}
-	for _, list := range [][]Prop{f.Properties, it.DB.Properties, s.Properties} {
+	for _, pr := range f.Properties {
+		if p.common(it, pr.Key) {
+			props[pr.Key] = pr.Value
+		}
+	}
+	for _, list := range [][]Prop{it.DB.Properties, s.Properties} {
 		for _, pr := range list {
 			props[pr.Key] = pr.Value
 		}
@@ -272,7 +300,9 @@ func (p *Plan) finish(it *Item, recordSweep int64) {
 		props["operationcount"] = strconv.FormatInt(s.Operations, 10)
 	}
 	for k, v := range p.Overrides {
-		props[k] = v
+		if p.common(it, k) {
+			props[k] = v
+		}
 	}
 	// threads and target travel as flags; -p on the command line still
 	// wins over a step's value.
@@ -343,19 +373,6 @@ func estimateOps(ops int64, target float64) time.Duration {
 		return 0
 	}
 	return time.Duration(float64(ops) / target * float64(time.Second))
-}
-
-func mergeOverrides(props, overrides map[string]string, except ...string) map[string]string {
-	skip := map[string]bool{}
-	for _, e := range except {
-		skip[e] = true
-	}
-	for k, v := range overrides {
-		if !skip[k] {
-			props[k] = v
-		}
-	}
-	return props
 }
 
 func copyMap(m map[string]string) map[string]string {

@@ -81,6 +81,12 @@ func TestParseIssueExample(t *testing.T) {
 	args := strings.Join(p.Args(p.Items[13], "R", p.Items[13].Dir, 0), " ")
 	assert.Contains(t, args, "-target 5000 --results R/embedded/05-run-workloadb --no-tui")
 
+	// Applies keeps a suite-wide property from databases that do not read it.
+	only := Expand(f, map[string]string{"cassandra.x": "1"}, nil, Hooks{Applies: func(db, key string) bool { return key != "cassandra.x" || db == "cassandra" }})
+	assert.Equal(t, "1", only.Items[0].Props["cassandra.x"])
+	assert.NotContains(t, only.Items[7].Props, "cassandra.x")
+	assert.Equal(t, "embedded", only.Items[7].DB.DB)
+
 	dist := Expand(f, nil, []string{"a:1", "b:2"})
 	assert.Equal(t, []string{"coordinator", "load", "cassandra", "--agents", "a:1,b:2"}, dist.Args(dist.Items[0], "R", dist.Items[0].Dir, 0)[:5])
 
