@@ -188,6 +188,7 @@ func TestTmuxCtrlCTwiceAborts(t *testing.T) {
 		t.Errorf("abort took %s; operations in flight were not cancelled", d)
 	}
 	s := tm.screen()
+	t.Logf("DEBUG final:\n%s", s)
 	if !strings.Contains(s, "[OVERALL], RunTime(ms)") {
 		t.Errorf("no summary after the abort:\n%s", s)
 	}
