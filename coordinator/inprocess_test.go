@@ -21,6 +21,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/testutil/tools"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
@@ -198,7 +199,8 @@ func checkHlog(t testing.TB, path string, rep *bundle.Run) {
 		}
 	}
 	// And with another implementation: Python's hdrh (installed by
-	// scripts/ci-setup.sh) must read the same counts per tag.
+	// scripts/ci-setup.sh into .venv) must read the same counts per tag.
+	python := tools.Python(t, "hdrh")
 	py := `
 import json, sys
 from hdrh.histogram import HdrHistogram
@@ -212,13 +214,12 @@ while True:
     tot[h.get_tag()] = tot.get(h.get_tag(), 0) + h.get_total_count()
 print(json.dumps(tot))
 `
-	if exec.Command("python3", "-c", "import hdrh").Run() != nil {
-		t.Log("python hdrh not installed: skipping the cross-implementation check")
-		return
-	}
-	out, err := exec.Command("python3", "-c", py, path).Output()
+	cmd := exec.Command(python, "-c", py, path)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("python hdrh: %v", err)
+		t.Fatalf("python hdrh: %v\n%s", err, stderr.String())
 	}
 	var tags map[string]int64
 	if err := json.Unmarshal(out, &tags); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/testutil/tools"
 )
 
 // TestLayoutMatchesLibrary checks our index-to-value mapping against the
@@ -326,13 +327,10 @@ func textExposition(t *testing.T, g prometheus.Gatherer) []byte {
 	return buf.Bytes()
 }
 
-// TestPromtool runs `promtool check metrics` on the text exposition when
-// promtool is installed (Debian package prometheus).
+// TestPromtool runs `promtool check metrics` (Debian package prometheus)
+// on the text exposition.
 func TestPromtool(t *testing.T) {
-	path, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed (apt-get install prometheus)")
-	}
+	path := tools.Require(t, "promtool")
 	cmd := exec.Command(path, "check", "metrics")
 	cmd.Stdin = bytes.NewReader(textExposition(t, populated().Registry()))
 	out, err := cmd.CombinedOutput()
