@@ -50,7 +50,12 @@ func serve(t *testing.T, cfg Config) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, cfg) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve after cancel: %v", err)
+		}
+	})
 	select {
 	case a := <-ready:
 		return a
@@ -70,7 +75,11 @@ func dial(t *testing.T, addr string) *client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cc.Close() })
+	t.Cleanup(func() {
+		if err := cc.Close(); err != nil {
+			t.Errorf("closing the client connection: %v", err)
+		}
+	})
 	return &client{t: t, cli: pb.NewAgentClient(cc)}
 }
 

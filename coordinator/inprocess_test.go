@@ -153,7 +153,7 @@ func checkHlog(t testing.TB, path string, rep *bundle.Run) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer closeFile(t, f)
 	r := hdrhistogram.NewHistogramLogReader(f)
 	all := map[string]int64{}
 	agents := map[string]int64{}
@@ -351,7 +351,7 @@ func TestInProcessBusyAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cc.Close()
+	defer closeConn(t, cc)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	st, err := pb.NewAgentClient(cc).Session(ctx)
@@ -439,7 +439,7 @@ func busyRunInProc(t *testing.T, addr string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cc.Close()
+	defer closeConn(t, cc)
 	r, err := pb.NewAgentClient(cc).Ping(context.Background(), &pb.PingRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -456,7 +456,7 @@ func checkAligned(t testing.TB, dir string, tol time.Duration) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer closeFile(t, f)
 	// Lines come interval by interval; per interval, the READ lines of
 	// each agent.
 	var starts []int64

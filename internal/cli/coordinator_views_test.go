@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -64,8 +65,10 @@ func TestCoordinatorViews(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 			if m := urlRe.FindStringSubmatch(stderr.String()); m != nil {
 				if resp, err := http.Get(m[1]); err == nil {
-					b, _ := io.ReadAll(resp.Body)
-					resp.Body.Close()
+					b, rerr := io.ReadAll(resp.Body)
+					if err := errors.Join(rerr, resp.Body.Close()); err != nil {
+						t.Errorf("reading %s: %v", m[1], err)
+					}
 					body = string(b)
 				}
 			}

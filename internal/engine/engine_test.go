@@ -112,9 +112,6 @@ func runEngine(t *testing.T, o engine.Options) (*engine.Runner, *engine.Result) 
 	if o.Workload == nil {
 		o.Workload = newWorkload(t)
 	}
-	if o.Phase == engine.Load {
-		// keep the zero value: Load
-	}
 	r, err := engine.Prepare(context.Background(), o)
 	require.NoError(t, err)
 	r.Start(time.Time{})

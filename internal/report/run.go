@@ -6,7 +6,6 @@ package report
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -218,6 +217,3 @@ func agentName(a bundle.Agent) string {
 	}
 	return name
 }
-
-// dirName is a bundle's directory base name.
-func dirName(r *Run) string { return filepath.Base(filepath.Clean(r.B.Dir)) }

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -115,8 +116,7 @@ func New(p *properties.Properties, clk clock.Clock) (*Workload, error) {
 			return nil, &properties.Error{Property: PropFieldLengthHistogram, Value: cfg.FieldLengthHist, Expected: "a readable histogram file"}
 		}
 		h, err := generator.NewHistogramFromReader(f)
-		f.Close()
-		if err != nil {
+		if err = errors.Join(err, f.Close()); err != nil {
 			return nil, &properties.Error{Property: PropFieldLengthHistogram, Value: cfg.FieldLengthHist, Expected: "a YCSB histogram file (" + err.Error() + ")"}
 		}
 		w.fieldLen = h

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -345,13 +346,19 @@ func TestServeTextAndProtobuf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("closing the metrics server: %v", err)
+		}
+	}()
 	resp, err := http.Get(s.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err = errors.Join(err, resp.Body.Close()); err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{`ycsbctl_operations_total{agent="local",op="READ",run_id="r1",status="OK"} 2000`, `ycsbctl_operation_duration_seconds_bucket{`, `le="+Inf"`, "process_cpu_seconds_total", "go_goroutines"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("text exposition lacks %q", want)
@@ -365,7 +372,11 @@ func TestServeTextAndProtobuf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() {
+		if err := resp.Body.Close(); err != nil {
+			t.Errorf("closing the response: %v", err)
+		}
+	}()
 	dec := expfmt.NewDecoder(resp.Body, expfmt.ResponseFormat(resp.Header))
 	found := false
 	for {
