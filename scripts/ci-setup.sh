@@ -56,7 +56,14 @@ for w in "${apt_wants[@]}"; do
 	eval "$check" >/dev/null 2>&1 || missing_pkgs+=("$pkg")
 done
 
-prometheus_pids() { pgrep -x prometheus 2>/dev/null | sort || true; }
+# PIDs of processes named prometheus, from /proc (a fresh machine may lack
+# procps' pgrep).
+prometheus_pids() {
+	local p
+	for p in /proc/[0-9]*; do
+		if [ "$(cat "$p/comm" 2>/dev/null)" = prometheus ]; then echo "${p#/proc/}"; fi
+	done | sort
+}
 
 if [ ${#missing_pkgs[@]} -gt 0 ]; then
 	say "installing Debian packages: ${missing_pkgs[*]}"
