@@ -226,7 +226,10 @@ func TestResumeResendsUnacknowledged(t *testing.T) {
 // Without word from its coordinator for the lease, the agent stops the
 // load by itself and becomes idle.
 func TestLeaseExpiryStopsLoad(t *testing.T) {
-	const lease = 600 * time.Millisecond
+	// The lease must outlast the prepare, during which this test (unlike
+	// a coordinator) sends nothing: that takes a few ms normally but up
+	// to ~0.4 s under the race detector on a loaded 2-core machine.
+	const lease = 2 * time.Second
 	c := dial(t, serve(t, Config{Lease: lease}))
 	ctx, cut := context.WithCancel(context.Background())
 	st, _ := c.session(ctx, "run-l", false)

@@ -352,7 +352,10 @@ func TestIntervals(t *testing.T) {
 	}
 	assert.Equal(t, res.Total.Ops, sum, "interval Ops add up to the total")
 	assert.Equal(t, res.StartNs, ivs[0].StartNs)
-	assert.InDelta(t, float64(res.EndNs), float64(ivs[len(ivs)-1].EndNs), float64(10*time.Millisecond))
+	// The final interval's cut and the run's end are separate clock
+	// reads: a few ms apart normally, ~15 ms under -race on a loaded
+	// 2-core machine.
+	assert.InDelta(t, float64(res.EndNs), float64(ivs[len(ivs)-1].EndNs), float64(50*time.Millisecond))
 }
 
 func TestPrepareRejects(t *testing.T) {
