@@ -278,3 +278,22 @@ func closeFile(t testing.TB, f *os.File) {
 		t.Errorf("closing %s: %v", f.Name(), err)
 	}
 }
+
+// syncBuffer is a bytes.Buffer that a test may read while the code under
+// test writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -391,10 +391,22 @@ func TestInProcessWarmupAndInterrupt(t *testing.T) {
 
 	// The operator's Ctrl-C (ctx canceled) stops every agent gracefully;
 	// the summary and bundle are still written and the exit code says so.
+	// The Ctrl-C comes 1 s after the coordinator announced the start
+	// (the agents begin about 0.5 s after that): a fixed delay from here
+	// could land in the prepare, which the race detector stretches past a
+	// second, and test an abort before the start instead.
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb bytes.Buffer
+	defer cancel()
+	var out bytes.Buffer
+	var errb syncBuffer
 	dir := t.TempDir()
-	go func() { time.Sleep(1200 * time.Millisecond); cancel() }()
+	go func() {
+		for !strings.Contains(errb.String(), "Starting test") && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(time.Second)
+		cancel()
+	}()
 	code, err := Run(ctx, Config{DB: "basic", Phase: engine.Run, Agents: agents, Stdout: &out, Stderr: &errb, ResultsDir: dir,
 		Props: properties.FromMap(baseProps(map[string]string{"target": "500", "operationcount": "0", "maxexecutiontime": "30"}))})
 	if code != exitcode.Aborted || err == nil {

@@ -72,6 +72,9 @@ func parseInserts(t *testing.T, out []byte) ([]string, map[string]map[string]str
 // keys (Cassandra y_id, MongoDB _id, HBase row key) and field names.
 func TestJavaYCSBInterop(t *testing.T) {
 	if os.Getenv("YCSBCTL_SKIP_JAVAYCSB") == "1" {
+		if tools.Required() {
+			t.Fatalf("YCSBCTL_SKIP_JAVAYCSB=1 and %s=1: CI must not skip the Java YCSB comparison", tools.RequireEnv)
+		}
 		t.Skip("YCSBCTL_SKIP_JAVAYCSB=1")
 	}
 	java := tools.Java17(t)
