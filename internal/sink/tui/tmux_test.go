@@ -232,20 +232,27 @@ func TestTmuxCtrlCTwiceAborts(t *testing.T) {
 		t.Errorf("abort took %s; operations in flight were not cancelled", d)
 	}
 	s := tm.screen()
-	sum := summaryNumbers(t, s, "[OVERALL], RunTime(ms)", "[READ], Operations", "[READ], MinLatency(us)",
-		"[READ], AverageLatency(us)", "[READ], MaxLatency(us)")
+	sum := summaryNumbers(t, s, "[OVERALL], RunTime(ms)", "[READ-FAILED], Operations", "[READ-FAILED], MinLatency(us)",
+		"[READ-FAILED], AverageLatency(us)", "[READ-FAILED], MaxLatency(us)", "[READ], Return=CANCELLED")
 	// Each of the 2 threads had one read in flight; the abort cancels
-	// them and they are reported. More than 2 would mean reads ran to
-	// completion and new ones started.
-	if n := sum["[READ], Operations"]; n < 1 || n > 2 {
-		t.Errorf("[READ], Operations = %v, want 1 or 2 (the reads in flight):\n%s", n, s)
+	// them and they are reported under their own return code, never as
+	// OK. More than 2 would mean reads ran to completion and new ones
+	// started.
+	if n := sum["[READ-FAILED], Operations"]; n < 1 || n > 2 {
+		t.Errorf("[READ-FAILED], Operations = %v, want 1 or 2 (the reads in flight):\n%s", n, s)
+	}
+	if sum["[READ], Return=CANCELLED"] != sum["[READ-FAILED], Operations"] {
+		t.Errorf("the cancelled reads are not all counted as CANCELLED:\n%s", s)
+	}
+	if strings.Contains(s, "[READ], Return=OK") {
+		t.Errorf("a cancelled read was counted as OK:\n%s", s)
 	}
 	// The reads in flight were cancelled well before their 5 s: with a
 	// 4 s bound on the abort above, a read that reached 4.5 s would have
 	// outlived the abort's deadline; and no read can outlast the run
 	// (RunTime is in ms, rounded down, hence the 1 ms tolerance).
 	const natural, margin = 5_000_000.0, 500_000.0
-	maxLat, minLat, avgLat := sum["[READ], MaxLatency(us)"], sum["[READ], MinLatency(us)"], sum["[READ], AverageLatency(us)"]
+	maxLat, minLat, avgLat := sum["[READ-FAILED], MaxLatency(us)"], sum["[READ-FAILED], MinLatency(us)"], sum["[READ-FAILED], AverageLatency(us)"]
 	if maxLat >= natural-margin {
 		t.Errorf("reads ran (nearly) to completion: max %.0f µs, want < %.0f µs:\n%s", maxLat, natural-margin, s)
 	}
