@@ -601,7 +601,6 @@ func statusOf(err error) adapters.Status {
 		errors.Is(err, gocql.ErrConnectionClosed),
 		errors.Is(err, gocql.ErrNoConnections),
 		errors.Is(err, gocql.ErrNoStreams),
-		errors.Is(err, gocql.ErrTooManyTimeouts),
 		errors.Is(err, gocql.ErrSessionClosed),
 		errors.Is(err, gocql.ErrUnavailable):
 		return adapters.ServiceUnavailable

@@ -421,7 +421,9 @@ func (d *DB) Scan(ctx context.Context, table string, startKey []byte, count int,
 		return d.fail("scan", err)
 	}
 	sc := d.client.Scan(scan)
-	defer sc.Close()
+	// Rows and their errors come from Next; Close only releases the
+	// region server's scanner, and failing that does not undo a read.
+	defer func() { _ = sc.Close() }()
 	for into.N < count {
 		res, err := sc.Next()
 		if err != nil {
@@ -682,7 +684,9 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 	now := time.Now()
 	if now.Sub(l.start) >= l.per {
 		if l.dropped > 0 {
-			fmt.Fprintf(l.w, "gohbase: %d more log lines dropped\n", l.dropped)
+			if _, err := fmt.Fprintf(l.w, "gohbase: %d more log lines dropped\n", l.dropped); err != nil {
+				return 0, err
+			}
 		}
 		l.start, l.n, l.dropped = now, 0, 0
 	}

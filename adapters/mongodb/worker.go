@@ -78,7 +78,7 @@ func (w *batchWorker) flush(ctx context.Context) adapters.Status {
 	if len(w.keys) == 0 {
 		return adapters.OK
 	}
-	st := w.DB.BatchInsert(ctx, w.table, w.keys, w.values)
+	st := w.BatchInsert(ctx, w.table, w.keys, w.values)
 	w.keys = w.keys[:0]
 	w.values = w.values[:0]
 	return st

@@ -441,7 +441,7 @@ func TestHdrFileOutput(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	f, err := os.Open(filepath.Join(dir, "ycsbctl.hlog"))
 	require.NoError(t, err)
-	defer f.Close()
+	defer func() { require.NoError(t, f.Close()) }()
 	counts := map[string]int64{}
 	reader := hdrhistogram.NewHistogramLogReader(f)
 	intervals := 0

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -149,8 +150,10 @@ func TestMetricsAddr(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		b, rerr := io.ReadAll(resp.Body)
+		if err := errors.Join(rerr, resp.Body.Close()); err != nil {
+			t.Errorf("reading the report: %v", err)
+		}
 		body = string(b)
 	}
 	for _, want := range []string{`ycsbctl_operations_total{agent="local",op="READ",run_id="`, `ycsbctl_operation_duration_seconds_bucket{`, `ycsbctl_run_info{db="basic",phase="run",run_id="`, `workload="workloada"`, "process_cpu_seconds_total"} {

@@ -314,10 +314,7 @@ func (r *Runner) work(w *worker, startNs int64, warmWG *sync.WaitGroup) {
 	// waits for all of them.
 	warmReported := o.WarmupOps == 0
 	isLoad := o.Phase == run.Load
-	for {
-		if r.stop.Load() {
-			break
-		}
+	for !r.stop.Load() {
 		if !measuring {
 			if warmLeft <= 0 && !warmReported {
 				warmReported = true

@@ -115,9 +115,6 @@ func runEngine(t *testing.T, o engine.Options) (*engine.Runner, *engine.Result) 
 	if o.Workload == nil {
 		o.Workload = newWorkload(t)
 	}
-	if o.Phase == run.Load {
-		// keep the zero value: Load
-	}
 	r, err := engine.Prepare(context.Background(), o)
 	require.NoError(t, err)
 	r.Start(time.Time{})
@@ -309,7 +306,7 @@ func runVirtual(t *testing.T, delays []time.Duration, o engine.Options, kv ...st
 func histOf(values []int64) *hdrhistogram.Histogram {
 	h := measurement.NewHistogram()
 	for _, v := range values {
-		h.RecordValue(max(v, measurement.LowestNs))
+		_ = h.RecordValue(max(v, measurement.LowestNs))
 	}
 	return h
 }
@@ -570,7 +567,10 @@ func TestIntervals(t *testing.T) {
 	}
 	assert.Equal(t, res.Total.Ops, sum, "interval Ops add up to the total")
 	assert.Equal(t, res.StartNs, ivs[0].StartNs)
-	assert.InDelta(t, float64(res.EndNs), float64(ivs[len(ivs)-1].EndNs), float64(10*time.Millisecond))
+	// The final interval's cut and the run's end are separate clock
+	// reads: a few ms apart normally, ~15 ms under -race on a loaded
+	// 2-core machine.
+	assert.InDelta(t, float64(res.EndNs), float64(ivs[len(ivs)-1].EndNs), float64(50*time.Millisecond))
 }
 
 func TestPrepareRejects(t *testing.T) {

@@ -229,7 +229,7 @@ func ReadFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var out []byte
 	chunk := make([]byte, 64<<10)
 	for {

@@ -6,7 +6,6 @@ package report
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -219,9 +218,6 @@ func agentName(a bundle.Agent) string {
 	}
 	return name
 }
-
-// dirName is a bundle's directory base name.
-func dirName(r *Run) string { return filepath.Base(filepath.Clean(r.B.Dir)) }
 
 // rateIntervals returns the intervals to draw throughput from: a trailing
 // sliver (the run's last few milliseconds, see run.IsSliver) is folded into

@@ -104,7 +104,7 @@ func (s *Session) Stderr() io.Writer { return s.errOut }
 
 // Logf writes one notice line.
 func (s *Session) Logf(format string, args ...any) {
-	fmt.Fprintf(s.errOut, format+"\n", args...)
+	_, _ = fmt.Fprintf(s.errOut, format+"\n", args...)
 }
 
 // Header prints what YCSB prints before a run, and the command line with
@@ -266,14 +266,14 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	if live != nil {
 		// Give the terminal back before the summary prints.
 		if err := live.Close(); err != nil {
-			fmt.Fprintf(s.o.Stderr, "live view: %v\n", err)
+			_, _ = fmt.Fprintf(s.o.Stderr, "live view: %v\n", err)
 		}
 		s.errOut.set(s.o.Stderr)
 		if ownsStderr {
 			// The alternate screen is gone with everything on it;
 			// notices must stay in the scrollback.
 			for _, line := range live.Logs() {
-				fmt.Fprintln(s.o.Stderr, line)
+				_, _ = fmt.Fprintln(s.o.Stderr, line)
 			}
 		}
 	}
@@ -383,7 +383,7 @@ func (s *Session) writeSummary(sum *ycsbtext.Summary, text string) error {
 		}
 	}
 	if err != nil {
-		fmt.Fprint(s.o.Stdout, text)
+		_, _ = fmt.Fprint(s.o.Stdout, text)
 		return fmt.Errorf("property %q: cannot write %s: %w (the summary went to stdout instead)", spec.PropExportFile, sp.Output.ExportFile, err)
 	}
 	return nil

@@ -138,7 +138,7 @@ func TestParseAndPrepare(t *testing.T) {
 	require.NoError(t, err)
 	prep, err := spec.Prepare(context.Background(), sp, clock.NewReal(), nil, nil)
 	require.NoError(t, err)
-	defer prep.Close()
+	defer func() { _ = prep.Close() }()
 	assert.Equal(t, "basic", prep.Spec.Adapter.Name)
 	assert.Equal(t, 3, prep.Runner.Threads())
 	prep.Runner.Start(time.Time{})

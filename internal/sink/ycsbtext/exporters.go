@@ -42,7 +42,9 @@ func Export(w io.Writer, exporter string, s *Summary) error {
 	switch exporter {
 	case TextExporter, "text":
 		for _, l := range lines {
-			fmt.Fprintf(bw, "[%s], %s, %s\n", l.Metric, l.Measurement, formatValue(l.Value))
+			if _, err := fmt.Fprintf(bw, "[%s], %s, %s\n", l.Metric, l.Measurement, formatValue(l.Value)); err != nil {
+				return err
+			}
 		}
 	case JSONExporter, "json":
 		// YCSB writes a stream of objects that is not one JSON document;
@@ -52,8 +54,9 @@ func Export(w io.Writer, exporter string, s *Summary) error {
 			if err != nil {
 				return err
 			}
-			bw.Write(b)
-			bw.WriteByte('\n')
+			if _, err := bw.Write(append(b, '\n')); err != nil {
+				return err
+			}
 		}
 	case JSONArrayExporter, "jsonarray":
 		objs := make([]jsonRecord, 0, len(lines))
@@ -64,8 +67,9 @@ func Export(w io.Writer, exporter string, s *Summary) error {
 		if err != nil {
 			return err
 		}
-		bw.Write(b)
-		bw.WriteByte('\n')
+		if _, err := bw.Write(append(b, '\n')); err != nil {
+			return err
+		}
 	}
 	return bw.Flush()
 }

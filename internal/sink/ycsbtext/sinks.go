@@ -48,7 +48,7 @@ func (s *StatusPrinter) OnInterval(u *run.Update) {
 	}
 	at := now()
 	if u.Progress.Warmup {
-		fmt.Fprintln(s.W, StatusLine(s.Label, at, u.Progress, u.Interval, u.Cumulative))
+		_, _ = fmt.Fprintln(s.W, StatusLine(s.Label, at, u.Progress, u.Interval, u.Cumulative))
 		return
 	}
 	if s.pending == nil {
@@ -61,7 +61,7 @@ func (s *StatusPrinter) OnInterval(u *run.Update) {
 	if s.count%every != 0 && !u.Progress.Final {
 		return
 	}
-	fmt.Fprintln(s.W, StatusLine(s.Label, at, u.Progress, s.pending, u.Cumulative))
+	_, _ = fmt.Fprintln(s.W, StatusLine(s.Label, at, u.Progress, s.pending, u.Cumulative))
 	s.pending = nil
 }
 
@@ -80,7 +80,7 @@ func (s *StatusPrinter) Flush() {
 	}
 	p := s.last.Progress
 	p.Final = true
-	fmt.Fprintln(s.W, StatusLine(s.Label, now(), p, s.pending, s.last.Cumulative))
+	_, _ = fmt.Fprintln(s.W, StatusLine(s.Label, now(), p, s.pending, s.last.Cumulative))
 	s.pending = nil
 }
 
