@@ -45,6 +45,7 @@ apt_wants=(
 	"maven|command -v mvn"
 	"tmux|command -v tmux"
 	"chromium|command -v chromium"
+	"libreoffice-calc-nogui|command -v soffice"
 	"fonts-liberation|test -d /usr/share/fonts/truetype/liberation"
 	"prometheus|command -v promtool"
 	"python3|test -x /usr/bin/python3"

@@ -283,8 +283,7 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 		dir = filepath.Join("results", file.Name+"-"+gs.Clock.Now().UTC().Format("20060102T150405Z"))
 	}
 	if f.dryRun {
-		plan.Print(gs.Stdout, dir)
-		return nil
+		return plan.Print(gs.Stdout, dir)
 	}
 	if !f.resume {
 		if _, err := os.Stat(filepath.Join(dir, suite.FileState)); err == nil {
@@ -412,10 +411,11 @@ type inProcessExecutor struct {
 func (e *inProcessExecutor) Execute(ctx context.Context, args []string) int {
 	e.n++
 	logPath := filepath.Join(e.dir, "logs", fmt.Sprintf("%03d-%s.log", e.n, logName(args)))
-	var out io.Writer = e.out
+	out := e.out
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err == nil {
 		if lf, err := os.Create(logPath); err == nil {
-			defer lf.Close()
+			// The log is a convenience copy of what went to stderr.
+			defer func() { _ = lf.Close() }()
 			out = &lockedWriter{w: io.MultiWriter(e.out, lf)}
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/suite"
+	"github.com/ycsbctl/ycsbctl/internal/testutil/tools"
 	"github.com/ycsbctl/ycsbctl/internal/workbook"
 )
 
@@ -83,7 +84,7 @@ func TestSuiteEndToEnd(t *testing.T) {
 	// step × sweep value with the bundles' numbers exactly.
 	x, err := excelize.OpenFile(filepath.Join(res, "summary.xlsx"))
 	require.NoError(t, err)
-	defer x.Close()
+	defer func() { _ = x.Close() }()
 	assert.Equal(t, []string{"Overall", "Operations", "Periods", "Throughput chart"}, x.GetSheetList())
 	overall, err := x.GetRows("Overall", excelize.Options{RawCellValue: true})
 	require.NoError(t, err)
@@ -159,14 +160,14 @@ func TestSuiteEndToEnd(t *testing.T) {
 	for _, f := range zr.File {
 		chart = chart || strings.HasPrefix(f.Name, "xl/charts/chart")
 	}
-	zr.Close()
+	require.NoError(t, zr.Close())
 	assert.True(t, chart, "no chart part in summary.xlsx")
 
 	// summary.csv is the Overall sheet, cell for cell.
 	cf, err := os.Open(filepath.Join(res, "summary.csv"))
 	require.NoError(t, err)
 	recs, err := csv.NewReader(cf).ReadAll()
-	cf.Close()
+	require.NoError(t, cf.Close())
 	require.NoError(t, err)
 	require.Equal(t, len(overall), len(recs))
 	for i := range recs {
@@ -178,7 +179,7 @@ func TestSuiteEndToEnd(t *testing.T) {
 	}
 
 	// LibreOffice opens the workbook and reads the same Overall rows.
-	checkInLibreOffice(t, filepath.Join(res, "summary.xlsx"), recs)
+	t.Run("LibreOffice", func(t *testing.T) { checkInLibreOffice(t, filepath.Join(res, "summary.xlsx"), recs) })
 
 	// The comparison page renders without console errors.
 	html := filepath.Join(res, "compare.html")
@@ -186,7 +187,7 @@ func TestSuiteEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(page), "03-run-workloadc: throughput vs threads")
 	assert.Contains(t, string(page), "04-run-workloadb: p99 latency vs target")
-	checkInChromium(t, html)
+	t.Run("Chromium", func(t *testing.T) { checkInChromium(t, html) })
 
 	// suite report rewrites the summaries from the bundles alone.
 	for _, f := range []string{"summary.xlsx", "summary.csv", "compare.html"} {
@@ -419,20 +420,7 @@ func TestSuiteDryRunComparison2014(t *testing.T) {
 // errors or charts that did not draw (the page's #charts-ready marker).
 func checkInChromium(t *testing.T, file string) {
 	t.Helper()
-	var bin string
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		if os.Getenv("YCSBCTL_REQUIRE_TOOLS") != "" {
-			t.Fatal("chromium not installed and YCSBCTL_REQUIRE_TOOLS is set")
-		}
-		t.Log("chromium not installed: page not rendered")
-		return
-	}
+	bin := tools.Chromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
@@ -476,7 +464,7 @@ func TestSuiteThreadScanReportsTheKnee(t *testing.T) {
 	}
 	x, err := excelize.OpenFile(filepath.Join(res, "summary.xlsx"))
 	require.NoError(t, err)
-	defer x.Close()
+	defer func() { _ = x.Close() }()
 	rows, err := x.GetRows("Thread scans", excelize.Options{RawCellValue: true})
 	require.NoError(t, err)
 	require.Len(t, rows, 1+len(sc.Threads))
@@ -497,18 +485,9 @@ func TestSuiteThreadScanReportsTheKnee(t *testing.T) {
 // numbers equal to within LibreOffice's display of 15 digits.
 func checkInLibreOffice(t *testing.T, xlsx string, want [][]string) {
 	t.Helper()
-	var bin string
-	for _, name := range []string{"soffice", "libreoffice"} {
-		if p, err := exec.LookPath(name); err == nil {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		if os.Getenv("YCSBCTL_REQUIRE_TOOLS") != "" {
-			t.Fatal("LibreOffice (soffice) not installed and YCSBCTL_REQUIRE_TOOLS is set")
-		}
-		t.Log("LibreOffice not installed: workbook not opened in it")
+	bin, err := exec.LookPath("soffice")
+	if err != nil {
+		tools.Missing(t, "LibreOffice (soffice)", "apt-get install libreoffice-calc-nogui")
 		return
 	}
 	out := t.TempDir()
@@ -521,7 +500,7 @@ func checkInLibreOffice(t *testing.T, xlsx string, want [][]string) {
 	f, err := os.Open(filepath.Join(out, strings.TrimSuffix(filepath.Base(xlsx), ".xlsx")+".csv"))
 	require.NoError(t, err, string(msg))
 	got, err := csv.NewReader(f).ReadAll()
-	f.Close()
+	require.NoError(t, f.Close())
 	require.NoError(t, err)
 	require.Equal(t, len(want), len(got))
 	for i := range want {

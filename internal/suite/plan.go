@@ -479,43 +479,46 @@ func FormatDuration(d time.Duration) string {
 
 // Print writes the expanded plan: one block per item with its effective
 // properties, estimated duration and command line.
-func (p *Plan) Print(w io.Writer, resultsDir string) {
+func (p *Plan) Print(w io.Writer, resultsDir string) error {
+	var b strings.Builder
+	// Writes to a strings.Builder cannot fail.
+	pr := func(format string, a ...any) { _, _ = fmt.Fprintf(&b, format, a...) }
 	f := p.File
 	known, unknown := p.Estimate()
-	fmt.Fprintf(w, "Suite %s: %d database(s) × %d step(s) = %d planned item(s), %d measured run(s)\n", f.Name, len(f.Databases), len(f.Steps), len(p.Items), p.Measured())
+	pr("Suite %s: %d database(s) × %d step(s) = %d planned item(s), %d measured run(s)\n", f.Name, len(f.Databases), len(f.Steps), len(p.Items), p.Measured())
 	if f.Description != "" {
-		fmt.Fprintf(w, "  %s\n", f.Description)
+		pr("  %s\n", f.Description)
 	}
 	est := FormatDuration(known)
 	if unknown > 0 {
 		est += fmt.Sprintf(" plus %d item(s) whose time depends on the database (loads, and runs bounded by an operation count without a target)", unknown)
 	}
-	fmt.Fprintf(w, "Estimated duration: %s\n", est)
+	pr("Estimated duration: %s\n", est)
 	if len(p.Agents) > 0 {
-		fmt.Fprintf(w, "Distributed over %d agent(s): %s\n", len(p.Agents), strings.Join(p.Agents, ", "))
+		pr("Distributed over %d agent(s): %s\n", len(p.Agents), strings.Join(p.Agents, ", "))
 	}
-	fmt.Fprintf(w, "Results: %s\n\n", resultsDir)
+	pr("Results: %s\n\n", resultsDir)
 	for _, it := range p.Items {
 		head := fmt.Sprintf("[%d/%d] %s", it.Seq, len(p.Items), it.DB.Name)
 		switch it.Kind {
 		case KindPause:
-			fmt.Fprintf(w, "%s  %02d-%s  pause %s\n", head, it.StepIndex, it.Name, FormatDuration(it.Pause))
+			pr("%s  %02d-%s  pause %s\n", head, it.StepIndex, it.Name, FormatDuration(it.Pause))
 			continue
 		case KindWarmup:
-			fmt.Fprintf(w, "%s  %s  warm-up run of %s for the next step (kept, not measured in the summary)  est. %s\n", head, filepath.Base(it.Dir), it.Workload, FormatDuration(it.Estimate))
+			pr("%s  %s  warm-up run of %s for the next step (kept, not measured in the summary)  est. %s\n", head, filepath.Base(it.Dir), it.Workload, FormatDuration(it.Estimate))
 		default:
-			fmt.Fprintf(w, "%s  %s  %s %s", head, filepath.Base(it.Dir), it.Kind, it.Workload)
+			pr("%s  %s  %s %s", head, filepath.Base(it.Dir), it.Kind, it.Workload)
 			if sw := it.SweepLabel(); sw != "" {
-				fmt.Fprintf(w, "  sweep %s", sw)
+				pr("  sweep %s", sw)
 			}
-			fmt.Fprintf(w, "  est. %s\n", FormatDuration(it.Estimate))
+			pr("  est. %s\n", FormatDuration(it.Estimate))
 		}
 		if it.Schema {
-			fmt.Fprintf(w, "      first: ycsbctl %s\n", strings.Join(p.SchemaArgs(it)[0][:2], " "))
-			fmt.Fprintf(w, "             ycsbctl %s\n", strings.Join(p.SchemaArgs(it)[1][:2], " "))
+			pr("      first: ycsbctl %s\n", strings.Join(p.SchemaArgs(it)[0][:2], " "))
+			pr("             ycsbctl %s\n", strings.Join(p.SchemaArgs(it)[1][:2], " "))
 		}
 		if ts := it.ThreadScan; ts != nil {
-			fmt.Fprintf(w, "      thread scan: threads 1, 2, 4, ... up to %d until throughput grows less than %s%%; reports the knee\n", ts.Max, fmtFloat(ts.MinGain*100))
+			pr("      thread scan: threads 1, 2, 4, ... up to %d until throughput grows less than %s%%; reports the knee\n", ts.Max, fmtFloat(ts.MinGain*100))
 		}
 		var props []string
 		for _, k := range sortedKeys(it.Props) {
@@ -529,7 +532,9 @@ func (p *Plan) Print(w io.Writer, resultsDir string) {
 		if it.HasTarget {
 			props = append(props, "target="+fmtFloat(it.Target))
 		}
-		fmt.Fprintf(w, "      properties: %s\n", strings.Join(props, " "))
-		fmt.Fprintf(w, "      ycsbctl %s\n", strings.Join(p.Args(it, resultsDir, it.Dir, 0), " "))
+		pr("      properties: %s\n", strings.Join(props, " "))
+		pr("      ycsbctl %s\n", strings.Join(p.Args(it, resultsDir, it.Dir, 0), " "))
 	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

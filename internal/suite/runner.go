@@ -173,7 +173,7 @@ func (r *Runner) Run(ctx context.Context) (*State, exitcode.Code) {
 		st.Steps = append(st.Steps, ss)
 	}
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
-		fmt.Fprintf(r.Log, "suite %s: cannot create %s: %v\n", p.File.Name, r.Dir, err)
+		r.logf("suite %s: cannot create %s: %v\n", p.File.Name, r.Dir, err)
 		return st, exitcode.Failure
 	}
 	if len(p.File.Source) > 0 {
@@ -209,10 +209,15 @@ func (r *Runner) Run(ctx context.Context) (*State, exitcode.Code) {
 	return st, code
 }
 
+// logf writes a notice to Log; a failed write has nowhere better to go.
+func (r *Runner) logf(format string, a ...any) {
+	_, _ = fmt.Fprintf(r.Log, format, a...)
+}
+
 func (r *Runner) save() {
 	r.state.Updated = r.Clock.Now()
 	if err := WriteState(r.Dir, r.state); err != nil {
-		fmt.Fprintf(r.Log, "suite %s: writing %s: %v\n", r.Plan.File.Name, FileState, err)
+		r.logf("suite %s: writing %s: %v\n", r.Plan.File.Name, FileState, err)
 	}
 }
 
@@ -285,9 +290,9 @@ func (r *Runner) runItem(ctx context.Context, i int, it *Item) exitcode.Code {
 func (r *Runner) execute(ctx context.Context, it *Item, ss *StepState) exitcode.Code {
 	if it.Schema {
 		for _, args := range r.Plan.SchemaArgs(it) {
-			fmt.Fprintf(r.Log, "suite %s: %s: ycsbctl %s\n", r.Plan.File.Name, it.Label(), strings.Join(args[:2], " "))
+			r.logf("suite %s: %s: ycsbctl %s\n", r.Plan.File.Name, it.Label(), strings.Join(args[:2], " "))
 			if c := exitcode.Code(r.Exec.Execute(ctx, args)); c != exitcode.OK {
-				fmt.Fprintf(r.Log, "suite %s: %s: %s %s failed (exit %d)\n", r.Plan.File.Name, it.Label(), args[0], it.DB.DB, c)
+				r.logf("suite %s: %s: %s %s failed (exit %d)\n", r.Plan.File.Name, it.Label(), args[0], it.DB.DB, c)
 				return c
 			}
 			if r.isStopped() {
@@ -303,7 +308,7 @@ func (r *Runner) execute(ctx context.Context, it *Item, ss *StepState) exitcode.
 			}
 		}
 		if threads == 0 {
-			fmt.Fprintf(r.Log, "suite %s: %s: threads: scan, but no thread scan found a knee for %s\n", r.Plan.File.Name, it.Label(), it.DB.Name)
+			r.logf("suite %s: %s: threads: scan, but no thread scan found a knee for %s\n", r.Plan.File.Name, it.Label(), it.DB.Name)
 			return exitcode.Failure
 		}
 		ss.Threads = threads
@@ -352,7 +357,7 @@ func (r *Runner) threadScan(ctx context.Context, i int, it *Item) exitcode.Code 
 			_ = os.RemoveAll(full)
 			args := r.Plan.Args(it, r.Dir, dir, threads)
 			try.Args = args
-			fmt.Fprintf(r.Log, "suite %s: %s: thread scan, %d thread(s)\n", r.Plan.File.Name, it.DB.Name, threads)
+			r.logf("suite %s: %s: thread scan, %d thread(s)\n", r.Plan.File.Name, it.DB.Name, threads)
 			c := exitcode.Code(r.Exec.Execute(ctx, args))
 			try.ExitCode, try.Ended = int(c), r.Clock.Now()
 			if c != exitcode.OK {
@@ -381,7 +386,7 @@ func (r *Runner) threadScan(ctx context.Context, i int, it *Item) exitcode.Code 
 			if prev > 0 && tput/prev-1 < ts.MinGain {
 				scan.Knee = scan.Threads[n-2]
 				scan.Reason = fmt.Sprintf("%d → %d threads grew throughput %+.1f%% (< %s%%)", scan.Threads[n-2], threads, (tput/prev-1)*100, fmtFloat(ts.MinGain*100))
-				fmt.Fprintf(r.Log, "suite %s: %s: thread scan knee at %d thread(s): %s\n", r.Plan.File.Name, it.DB.Name, scan.Knee, scan.Reason)
+				r.logf("suite %s: %s: thread scan knee at %d thread(s): %s\n", r.Plan.File.Name, it.DB.Name, scan.Knee, scan.Reason)
 				return exitcode.OK
 			}
 		}
@@ -389,7 +394,7 @@ func (r *Runner) threadScan(ctx context.Context, i int, it *Item) exitcode.Code 
 	}
 	scan.Knee = scan.Threads[len(scan.Threads)-1]
 	scan.Reason = fmt.Sprintf("throughput still grew at the maximum of %d threads", ts.Max)
-	fmt.Fprintf(r.Log, "suite %s: %s: thread scan: %s\n", r.Plan.File.Name, it.DB.Name, scan.Reason)
+	r.logf("suite %s: %s: thread scan: %s\n", r.Plan.File.Name, it.DB.Name, scan.Reason)
 	return exitcode.OK
 }
 

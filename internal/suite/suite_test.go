@@ -91,7 +91,7 @@ func TestParseIssueExample(t *testing.T) {
 	assert.Equal(t, []string{"coordinator", "load", "cassandra", "--agents", "a:1,b:2"}, dist.Args(dist.Items[0], "R", dist.Items[0].Dir, 0)[:5])
 
 	var out bytes.Buffer
-	p.Print(&out, "R")
+	require.NoError(t, p.Print(&out, "R"))
 	assert.Contains(t, out.String(), "[4/14] cassandra  04-run-workloadc-threads1  run workloadc  sweep threads=1  est. 40s")
 	assert.Contains(t, out.String(), "first: ycsbctl drop cassandra")
 }

@@ -21,7 +21,9 @@ const (
 // WriteXLSX writes the workbook to path.
 func (d *Data) WriteXLSX(path string) error {
 	f := excelize.NewFile()
-	defer f.Close()
+	// Close only removes excelize's temporary files; SaveAs's error is
+	// the one that matters.
+	defer func() { _ = f.Close() }()
 	if err := f.SetSheetName("Sheet1", SheetOverall); err != nil {
 		return err
 	}
@@ -199,7 +201,7 @@ func (d *Data) WriteCSVFile(path string) error {
 		return err
 	}
 	if err := d.WriteCSV(f); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()
