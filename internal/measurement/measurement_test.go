@@ -24,7 +24,11 @@ func TestSeriesNamesRoundTrip(t *testing.T) {
 		got, ok := measurement.ParseSeries(name)
 		require.True(t, ok, name)
 		assert.Equal(t, s, got, name)
-		assert.Equal(t, s, measurement.SeriesOf(s.Op(), s.Kind(), s.Failed()))
+		if st, ok := s.Status(); ok {
+			assert.Equal(t, s, measurement.SeriesOfStatus(s.Op(), s.Kind(), st))
+		} else {
+			assert.Equal(t, s, measurement.SeriesOf(s.Op(), s.Kind(), s.Failed()))
+		}
 	}
 	assert.Len(t, seen, int(measurement.NumSeries))
 }
