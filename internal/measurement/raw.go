@@ -101,6 +101,8 @@ type RawLog struct {
 	started sync.Once
 	done    chan struct{}
 	out     []byte
+	lastMs  int64
+	msText  []byte
 	// outSamples counts the samples in out.
 	outSamples int64
 	err        error
@@ -173,10 +175,13 @@ func (l *RawLog) writeChunk(c *rawChunk) {
 			l.out = append(l.out, l.names[smp.series]...)
 			l.out = append(l.out, " latency raw data: op, timestamp(ms), latency(us)\n"...)
 		}
+		if smp.ms != l.lastMs || len(l.msText) == 0 {
+			// Samples arrive in millisecond runs: format each once.
+			l.lastMs = smp.ms
+			l.msText = append(strconv.AppendInt(append(l.msText[:0], ','), smp.ms, 10), ',')
+		}
 		l.out = append(l.out, l.names[smp.series]...)
-		l.out = append(l.out, ',')
-		l.out = strconv.AppendInt(l.out, smp.ms, 10)
-		l.out = append(l.out, ',')
+		l.out = append(l.out, l.msText...)
 		l.out = strconv.AppendInt(l.out, int64(smp.us), 10)
 		l.out = append(l.out, '\n')
 		l.outSamples++
