@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
@@ -121,7 +122,7 @@ func (m *Measurement) rawLog(logf func(string, ...any)) (*measurement.RawLog, er
 	}
 	f, err := os.OpenFile(m.RawFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("property %q: %w", PropRawOutputFile, err)
+		return nil, exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("property %q: %w", PropRawOutputFile, err))
 	}
 	logf("Raw data measurement: will output to result file: %s", m.RawFile)
 	return measurement.NewRawLog(f, f, prefix), nil
