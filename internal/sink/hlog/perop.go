@@ -17,7 +17,10 @@ import (
 // measurement, named <prefix><NAME>.hdr, in YCSB's units and layout so
 // that tools reading YCSB's logs read these: values in whole microseconds,
 // interval timestamps in seconds relative to the log's start, the max
-// column in the Java writer's default unit ratio (value / 10^6). The
+// column divided by 1000 as YCSB 0.17.0's HdrHistogram (2.1.4) writes it
+// (so it reads as milliseconds). The header says format version 1.3, not
+// the 1.1 of YCSB 0.17.0's writer, because the histograms are in the V2
+// compressed encoding that version introduced. The
 // tagged combined log (FileSink) is ycsbctl's own addition and is written
 // besides these.
 type OpFiles struct {
@@ -88,7 +91,7 @@ func (o *OpFiles) write(s measurement.Series, startNs, endNs int64, h *hdrhistog
 		return err
 	}
 	rel := float64(startNs-o.Start.UnixNano()) / 1e9
-	fmt.Fprintf(l.w, "%.3f,%.3f,%.3f,%s\n", rel, float64(endNs-startNs)/1e9, float64(us.Max())/1e6, enc)
+	fmt.Fprintf(l.w, "%.3f,%.3f,%.3f,%s\n", rel, float64(endNs-startNs)/1e9, float64(us.Max())/1e3, enc)
 	return l.w.Flush()
 }
 
