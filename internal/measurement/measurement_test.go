@@ -17,7 +17,12 @@ import (
 
 func TestSeriesNamesRoundTrip(t *testing.T) {
 	seen := map[string]bool{}
+	unused := 0
 	for s := measurement.Series(0); s < measurement.NumSeries; s++ {
+		if st, ok := s.Status(); ok && st.IsOK() {
+			unused++ // successes are never named by status
+			continue
+		}
 		name := s.Name()
 		assert.False(t, seen[name], "duplicate name %s", name)
 		seen[name] = true
@@ -30,7 +35,7 @@ func TestSeriesNamesRoundTrip(t *testing.T) {
 			assert.Equal(t, s, measurement.SeriesOf(s.Op(), s.Kind(), s.Failed()))
 		}
 	}
-	assert.Len(t, seen, int(measurement.NumSeries))
+	assert.Len(t, seen, int(measurement.NumSeries)-unused)
 }
 
 func TestSeriesNames(t *testing.T) {

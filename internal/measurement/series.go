@@ -151,6 +151,11 @@ func ParseSeries(name string) (Series, bool) {
 		}
 	}
 	for st := adapters.Status(0); st < adapters.NumStatuses; st++ {
+		if st.IsOK() {
+			// Successes are never named by status; their slots stay
+			// unused.
+			continue
+		}
 		suf := "-" + st.String()
 		if len(name) > len(suf) && name[len(name)-len(suf):] == suf {
 			if op, ok := ParseOp(name[:len(name)-len(suf)]); ok {
