@@ -94,14 +94,16 @@ func (iv *Interval) Count(s Series) int64 {
 // failure name) recorded with service time; for ops recorded only as
 // intended it falls back to those.
 func (iv *Interval) OpCount(op Op) int64 {
-	n := iv.kindCount(op, Service)
+	n := iv.KindCount(op, Service)
 	if n == 0 {
-		n = iv.kindCount(op, Intended)
+		n = iv.KindCount(op, Intended)
 	}
 	return n
 }
 
-func (iv *Interval) kindCount(op Op, kind Kind) int64 {
+// KindCount returns the calls of op recorded as kind, successful and
+// failed under any failure name.
+func (iv *Interval) KindCount(op Op, kind Kind) int64 {
 	var n int64
 	for slot := 0; slot < NumSlots; slot++ {
 		n += iv.Count(seriesAt(op, kind, slot))
