@@ -19,17 +19,24 @@ import (
 //   - a full chunk goes to the writer through one channel (one send per
 //     rawChunkLen samples) and the worker continues in a free chunk of its
 //     own pool;
-//   - when the writer has not handed any of the worker's chunks back, the
-//     worker drops samples rather than wait, and counts every one it
-//     dropped (Dropped), so a summary can say how many are missing.
+//   - a worker's pool grows on demand (one allocation per chunk, never per
+//     sample) up to its share of a fixed memory budget (rawBudgetChunks,
+//     64 MiB in all, at most rawMaxChunksPerBuf per worker), so that a
+//     writer stalled for a moment loses nothing;
+//   - when the writer has not handed any of the worker's chunks back and
+//     its share is used up, the worker drops samples rather than wait, and
+//     counts every one it dropped (Dropped), so a summary can say how many
+//     are missing.
 //
 // The writer buffers whole lines and writes them in large blocks that end
 // at a line, so several processes appending to one file (agents sharing a
 // directory) never split a line.
 const (
-	rawChunkLen     = 4096
-	rawChunksPerBuf = 8
-	rawFlushBytes   = 256 << 10
+	rawChunkLen        = 4096
+	rawBudgetChunks    = 1024 // × 64 KiB per chunk
+	rawMinChunksPerBuf = 4
+	rawMaxChunksPerBuf = 256
+	rawFlushBytes      = 256 << 10
 )
 
 type rawSample struct {
@@ -47,10 +54,11 @@ type rawChunk struct {
 // rawBuffer is one worker's part of a RawLog: only that worker writes it
 // until the log is closed.
 type rawBuffer struct {
-	log     *RawLog
-	cur     *rawChunk
-	free    chan *rawChunk
-	dropped int64
+	log       *RawLog
+	cur       *rawChunk
+	free      chan *rawChunk
+	allocated int
+	dropped   int64
 }
 
 func (b *rawBuffer) add(s Series, ns int64) {
@@ -59,11 +67,15 @@ func (b *rawBuffer) add(s Series, ns int64) {
 		select {
 		case c = <-b.free:
 			c.n = 0
-			b.cur = c
 		default:
-			b.dropped++
-			return
+			if b.allocated >= b.log.perBuf {
+				b.dropped++
+				return
+			}
+			b.allocated++
+			c = &rawChunk{owner: b}
 		}
+		b.cur = c
 	}
 	us := ns / 1000
 	if us > math.MaxInt32 {
@@ -96,6 +108,8 @@ type RawLog struct {
 	mu     sync.Mutex // guards bufs and closed against late KeepRaw calls
 	bufs   []*rawBuffer
 	closed bool
+	// perBuf is each worker's chunk limit, fixed by Start.
+	perBuf int
 
 	full    chan *rawChunk
 	started sync.Once
@@ -124,35 +138,22 @@ func NewRawLog(w io.Writer, closer io.Closer, prefix string) *RawLog {
 func (l *RawLog) newBuffer() *rawBuffer {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := &rawBuffer{log: l, free: make(chan *rawChunk, rawChunksPerBuf)}
-	for i := 0; i < rawChunksPerBuf; i++ {
-		b.free <- &rawChunk{owner: b}
-	}
+	b := &rawBuffer{log: l, free: make(chan *rawChunk, rawMaxChunksPerBuf)}
 	l.bufs = append(l.bufs, b)
-	l.grow()
 	return b
 }
 
-// grow sizes the writer's channel to hold every chunk of every worker, so
-// that handing a chunk over never blocks; it runs before the run starts.
-func (l *RawLog) grow() {
-	if l.full == nil {
-		l.full = make(chan *rawChunk, rawChunksPerBuf*64)
-	}
-	if cap(l.full) < rawChunksPerBuf*len(l.bufs) {
-		n := make(chan *rawChunk, 2*rawChunksPerBuf*len(l.bufs))
-		l.full = n
-	}
-}
-
-// Start starts the writer; call it after every recorder has KeepRaw'd
-// and before the run starts.
+// Start fixes every worker's share of the memory budget and starts the
+// writer; call it after every recorder has KeepRaw'd and before the run
+// starts.
 func (l *RawLog) Start() {
 	l.started.Do(func() {
 		l.mu.Lock()
-		if l.full == nil {
-			l.full = make(chan *rawChunk, 1)
-		}
+		n := max(len(l.bufs), 1)
+		l.perBuf = min(max(rawBudgetChunks/n, rawMinChunksPerBuf), rawMaxChunksPerBuf)
+		// The channel holds every chunk there can be, so handing one
+		// over never blocks.
+		l.full = make(chan *rawChunk, l.perBuf*n)
 		l.mu.Unlock()
 		go l.loop()
 	})
