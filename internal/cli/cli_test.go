@@ -132,7 +132,7 @@ func TestBadInput(t *testing.T) {
 		{"negative target property", a("-p", "target=-5"), []string{"target"}},
 		{"bad fieldlengthdistribution", a("-p", "fieldlengthdistribution=normal"), []string{"fieldlengthdistribution", "normal"}},
 		{"minscanlength > maxscanlength", a("-p", "minscanlength=50", "-p", "maxscanlength=10"), []string{"minscanlength", "maxscanlength"}},
-		{"unknown measurementtype", a("-p", "measurementtype=raw"), []string{"measurementtype", "hdrhistogram"}},
+		{"unknown measurementtype", a("-p", "measurementtype=rawdata"), []string{"measurementtype", "hdrhistogram"}},
 		{"operationcount=0 without maxexecutiontime", a("-p", "operationcount=0"), []string{"operationcount", "maxexecutiontime"}},
 		{"bad hdrhistogram.percentiles", a("-p", "hdrhistogram.percentiles=50,abc"), []string{"hdrhistogram.percentiles"}},
 		{"percentile above 100", a("-p", "hdrhistogram.percentiles=50,101"), []string{"hdrhistogram.percentiles"}},
@@ -186,6 +186,28 @@ func TestBadInput(t *testing.T) {
 		{"-load with run", a("-load"), []string{"-load", `"run"`}},
 		{"-t with load", l("-t"), []string{"-t", `"load"`}},
 		{"-load and -t", []string{"-load", "-t", "-db", "site.ycsb.BasicDB", "-P", "workloada"}, []string{"-load", "-t"}},
+	}
+	// Measurement types and their options (measurementtype, raw,
+	// histogram, error naming, trackruntime): keep these in this block.
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"unknown measurementtype", a("-p", "measurementtype=histo"), []string{"measurementtype", "hdrhistogram+raw"}},
+		{"histogram.buckets zero", a("-p", "measurementtype=histogram", "-p", "histogram.buckets=0"), []string{"histogram.buckets"}},
+		{"histogram.buckets not a number", a("-p", "histogram.buckets=many"), []string{"histogram.buckets", "many"}},
+		{"histogram.buckets too many", a("-p", "histogram.buckets=100000000000"), []string{"histogram.buckets"}},
+		{"measurement.raw.no_summary not a bool", a("-p", "measurement.raw.no_summary=maybe"), []string{"measurement.raw.no_summary", "true or false"}},
+		{"raw output file in a missing directory", a("-p", "measurementtype=raw", "-p", "measurement.raw.output_file="+filepath.Join(dir, "no", "raw.csv")), []string{"measurement.raw.output_file"}},
+		{"reportlatencyforeacherror not a bool", a("-p", "reportlatencyforeacherror=yes"), []string{"reportlatencyforeacherror", "true or false"}},
+		{"latencytrackederrors unknown status", a("-p", "latencytrackederrors=ERROR,OOPS"), []string{"latencytrackederrors", "NOT_FOUND"}},
+		{"latencytrackederrors lists a success", a("-p", "latencytrackederrors=OK"), []string{"latencytrackederrors"}},
+		{"ycsbctl.trackruntime not a bool", a("-p", "ycsbctl.trackruntime=perhaps"), []string{"ycsbctl.trackruntime"}},
+		{"measurement.trackjvm not a bool", a("-p", "measurement.trackjvm=perhaps"), []string{"measurement.trackjvm"}},
+		{"per-measurement .hdr logs in a missing directory", a("-p", "hdrhistogram.fileoutput=true", "-p", "hdrhistogram.output.path="+filepath.Join(dir, "no", "such", "x-")), []string{"hdrhistogram.output.path"}},
+	} {
+		tests = append(tests, tc)
 	}
 	require.GreaterOrEqual(t, len(tests), 55)
 	for _, tc := range tests {

@@ -38,7 +38,10 @@ type Options struct {
 	WarmupTime     time.Duration
 	StatusInterval time.Duration
 	Mode           measurement.Mode
-	Clock          clock.Clock
+	// SetupRecorder, when set, configures each worker's recorder before
+	// the run (failure naming, raw samples).
+	SetupRecorder func(*measurement.Recorder)
+	Clock         clock.Clock
 	// Seed makes worker random streams reproducible when non-zero.
 	Seed uint64
 	// Sink receives every interval, from the reporter goroutine, with
@@ -159,6 +162,9 @@ func Prepare(ctx context.Context, o Options) (*Runner, error) {
 			db = wdb
 		}
 		rec := measurement.NewRecorder(o.Mode)
+		if o.SetupRecorder != nil {
+			o.SetupRecorder(rec)
+		}
 		w := &worker{id: i, db: db, rec: rec}
 		w.wk = o.Workload.NewWorker(i, db, rec, seed+uint64(i)*0x9E3779B97F4A7C15)
 		w.budget = run.Share(o.OpCount, threads, i)

@@ -154,7 +154,7 @@ func seriesRank(name string) int {
 		return 1 << 20
 	}
 	// Service before intended, each op before its failures.
-	return int(s.Kind())*1000 + int(s.Op())*2 + b2i(s.Failed())
+	return int(s.Kind())*1000 + int(s.Op())*measurement.NumSlots + s.Slot()
 }
 
 func b2i(b bool) int {

@@ -127,6 +127,9 @@ func (s *Session) Open() error {
 	}
 	s.opened = true
 	sp := s.o.Spec
+	if err := s.openMeasure(); err != nil {
+		return err
+	}
 	if f := sp.Output.ExportFile; f != "" {
 		if err := checkWritableDir(filepath.Dir(f)); err != nil {
 			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("property %q=%q: %w", spec.PropExportFile, f, err))
@@ -195,7 +198,10 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	sp := s.o.Spec
 	info := src.Info()
 	sinks := run.Sinks{}
-	status := &ycsbtext.StatusPrinter{W: s.errOut, Label: sp.Output.Label, Every: sp.StatusEvery, Now: s.o.Clock.Now}
+	mo := s.newMeasureOutputs()
+	sinks = append(sinks, mo.sinks()...)
+	status := &ycsbtext.StatusPrinter{W: s.errOut, Label: sp.Output.Label, Every: sp.StatusEvery, Now: s.o.Clock.Now,
+		Format: sp.Measure.Format, Extra: mo.statusExtra()}
 	if sp.Output.Status {
 		sinks = append(sinks, status)
 	}
@@ -290,6 +296,7 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	if series != nil {
 		sum.Timeseries = series.Intervals()
 	}
+	mo.summarize(sum, sp, info)
 	if out.Status != run.StatusComplete {
 		sum.Notes = append(sum.Notes, "Results are "+string(out.Status))
 	}
@@ -312,6 +319,9 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 		if err := hl.Close(); err != nil {
 			v.fail(fmt.Errorf("property %q: %w", spec.PropHdrFileOutput, err))
 		}
+	}
+	if err := mo.close(); err != nil {
+		v.fail(err)
 	}
 	v.checkErrorRate(failures, sp.Output.MaxErrorRate)
 	if dir := sp.Output.ResultsDir; dir != "" {
