@@ -157,13 +157,6 @@ func seriesRank(name string) int {
 	return int(s.Kind())*1000 + int(s.Op())*measurement.NumSlots + s.Slot()
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // charted reports whether a series gets charts: CLEANUP is one sample
 // per thread at the very end and would only squash the axes.
 func charted(name string) bool {

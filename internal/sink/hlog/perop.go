@@ -80,10 +80,12 @@ func (o *OpFiles) write(s measurement.Series, startNs, endNs int64, h *hdrhistog
 		l = &opLog{f: f, w: bufio.NewWriter(f)}
 		o.files[s] = l
 		secs := float64(o.Start.UnixMilli()) / 1e3
-		fmt.Fprintf(l.w, "#[Logging for: %s]\n", o.NamePrefix+s.Name())
-		fmt.Fprintf(l.w, "#[Histogram log format version 1.3]\n")
-		fmt.Fprintf(l.w, "#[StartTime: %.3f (seconds since epoch), %s]\n", secs, o.Start.UTC().Format("Mon Jan 02 15:04:05 MST 2006"))
-		fmt.Fprintf(l.w, "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n")
+		// Writes to a bufio.Writer fail only when its flush does, which
+		// is checked where the log is flushed.
+		_, _ = fmt.Fprintf(l.w, "#[Logging for: %s]\n", o.NamePrefix+s.Name())
+		_, _ = fmt.Fprintf(l.w, "#[Histogram log format version 1.3]\n")
+		_, _ = fmt.Fprintf(l.w, "#[StartTime: %.3f (seconds since epoch), %s]\n", secs, o.Start.UTC().Format("Mon Jan 02 15:04:05 MST 2006"))
+		_, _ = fmt.Fprintf(l.w, "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n")
 	}
 	us := toMicros(h)
 	enc, err := us.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
@@ -91,7 +93,7 @@ func (o *OpFiles) write(s measurement.Series, startNs, endNs int64, h *hdrhistog
 		return err
 	}
 	rel := float64(startNs-o.Start.UnixNano()) / 1e9
-	fmt.Fprintf(l.w, "%.3f,%.3f,%.3f,%s\n", rel, float64(endNs-startNs)/1e9, float64(us.Max())/1e3, enc)
+	_, _ = fmt.Fprintf(l.w, "%.3f,%.3f,%.3f,%s\n", rel, float64(endNs-startNs)/1e9, float64(us.Max())/1e3, enc)
 	return l.w.Flush()
 }
 
