@@ -38,6 +38,7 @@ lint: ## gofmt, go vet (also the integration tests) and the pinned golangci-lint
 	$(GO) vet -tags integration ./integration/
 	@[ -x $(GOLANGCI) ] || { echo "$(GOLANGCI) missing: run make setup"; exit 1; }
 	$(GOLANGCI) run $(PKGS)
+	$(GOLANGCI) run --build-tags integration ./integration/
 
 integration: build ## integration tests: starts Cassandra, HBase and FerretDB on 127.0.0.1 through integration/servers.sh
 	$(GO) test -count=1 -tags integration -timeout 80m -v ./integration/ 2>&1 | tee .integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|integration_test|servers.sh' ; exit $${PIPESTATUS[0]}

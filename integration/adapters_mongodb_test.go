@@ -157,7 +157,7 @@ func mongoSpecifics(t *testing.T, info *adapters.Info, props *properties.Propert
 		p.Set("mongodb.upsert", "true")
 		up, err := info.Driver.Open(ctx, p)
 		require.NoError(t, err)
-		defer up.(adapters.Closer).Close()
+		defer func() { _ = up.(adapters.Closer).Close() }()
 		const ut = "extras_upsert"
 		require.Equal(t, adapters.OK, up.Insert(ctx, ut, []byte(k), vals(k, 0)))
 		require.Equal(t, adapters.OK, up.Insert(ctx, ut, []byte(k), vals(k, 3)), "upsert replaces")

@@ -842,7 +842,7 @@ func freePorts(t *testing.T, n int) []int {
 		out = append(out, l.Addr().(*net.TCPAddr).Port)
 	}
 	for _, l := range ls {
-		l.Close()
+		_ = l.Close()
 	}
 	return out
 }
@@ -858,7 +858,7 @@ func waitListening(t *testing.T, addr string, p *cliProc, within time.Duration) 
 		}
 		c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
 		if err == nil {
-			c.Close()
+			_ = c.Close()
 			return
 		}
 		time.Sleep(100 * time.Millisecond)

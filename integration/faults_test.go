@@ -142,7 +142,7 @@ func TestFaults(t *testing.T) {
 		_, shortAddrs := startAgents(t, 2, "--lease", "3s")
 		br, err := bridge.New(shortAddrs[1])
 		require.NoError(t, err)
-		defer br.Close()
+		defer func() { _ = br.Close() }()
 		dir := t.TempDir()
 		c := startCLI(t, 3*time.Minute, "", faultArgs([]string{shortAddrs[0], br.Addr()}, 14, dir, "--on-agent-loss", "continue")...)
 		time.Sleep(3 * time.Second)

@@ -181,7 +181,7 @@ func TestHBaseFidelity(t *testing.T) {
 			db := open(t, props("clientbuffering", "true", "writebuffersize", "100000"))
 			w, err := db.(adapters.Threader).ForWorker(ctx, 0, 1)
 			require.NoError(t, err)
-			defer w.(adapters.Closer).Close()
+			defer func() { _ = w.(adapters.Closer).Close() }()
 			var rec adapters.Record
 			firstVisible := -1
 			for i := 0; i < 200 && firstVisible < 0; i++ {

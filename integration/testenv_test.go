@@ -89,7 +89,7 @@ func runServers(action, db string, timeout time.Duration) (string, error) {
 	cmd.WaitDelay = 10 * time.Second
 	err := cmd.Run()
 	if stderr.Len() > 0 {
-		os.Stderr.Write(stderr.Bytes())
+		_, _ = os.Stderr.Write(stderr.Bytes())
 	}
 	if err != nil {
 		return stdout.String(), fmt.Errorf("servers.sh %s %s: %w\n%s", action, db, err, stderr.String())

@@ -34,11 +34,6 @@ const (
 	SuiteCompare  = "compare.html"
 )
 
-// SuiteProgressHook, when set, receives the suite's progress instead of
-// the plain "suite NAME: step i/n ..." lines on stderr; the live view
-// can draw it as a header above each step's own view.
-var SuiteProgressHook func(gs *GlobalState, p suite.Progress)
-
 type suiteFlags struct {
 	results   string
 	overrides []string
@@ -297,13 +292,10 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 		// A resumed suite numbers its logs after the earlier ones.
 		r.Exec.(*inProcessExecutor).n = len(entries)
 	}
-	r.Progress = func(p suite.Progress) {
-		if SuiteProgressHook != nil {
-			SuiteProgressHook(gs, p)
-			return
-		}
-		fmt.Fprintln(stderr, p.Line())
-	}
+	// Progress is printed as a plain line before each step: steps run
+	// with plain status lines (--no-tui) for now, so the suite's header
+	// and the step's output read in order in a terminal and in logs.
+	r.Progress = func(p suite.Progress) { fmt.Fprintln(stderr, p.Line()) }
 	// The first Ctrl-C reaches the running step too (it stops
 	// gracefully); the suite stops after it. A second one aborts the
 	// step, as in a single run.
