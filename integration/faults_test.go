@@ -283,3 +283,36 @@ func TestSoak(t *testing.T) {
 	t.Logf("soak: %d s, %d pauses, %d operations, status %s, notes %d", seconds, pauses, run.Summary.Operations, run.Status, len(run.StatusReasons))
 	fmt.Fprintf(os.Stderr, "SOAK %d s: %d pauses, %d operations merged = %d in finals, %s\n", seconds, pauses, run.Summary.Operations, finals, run.Status)
 }
+
+// TestVerdictsRealProcess runs the single-host verdicts through the real
+// binary: a run whose every operation fails (an embedded store never
+// loaded) says why and exits 5 by default, with run.json agreeing; a run
+// of mostly successes exits 0; bounded inputs are refused with exit 2
+// before anything runs.
+func TestVerdictsRealProcess(t *testing.T) {
+	dir := t.TempDir()
+	r := runCLI(t, 2*time.Minute, "", "run", "embedded", "-P", "workloada", "-p", "embedded.dir="+t.TempDir(),
+		"-p", "recordcount=1000", "-p", "operationcount=3000", "--results", dir)
+	requireExit(t, r, 5)
+	assert.Contains(t, r.stderr, "every operation failed")
+	assert.Contains(t, r.stderr, "was the data loaded")
+	assert.Contains(t, r.stdout, "[NOTE], WARNING: 3000 of 3000 operations failed")
+	assert.Equal(t, 5, readFaultRun(t, dir).ExitCode)
+
+	for _, bad := range [][]string{
+		{"-threads", "1048576"},
+		{"-p", "maxexecutiontime=18446744074"},
+		{"-target", "1e-300"},
+		{"-p", "status.interval=1e-9"},
+		{"-p", "warmuptime=9300000000"},
+	} {
+		args := append([]string{"run", "basic", "-P", "workloada", "-p", "basicdb.verbose=false", "-p", "operationcount=100"}, bad...)
+		r := runCLI(t, time.Minute, "", args...)
+		requireExit(t, r, 2)
+		assert.Contains(t, r.stderr, "expected", "%v: the valid range is named", bad)
+		assert.NotContains(t, r.stdout, "[OVERALL]", "%v: nothing ran", bad)
+	}
+	r = runCLI(t, time.Minute, "", "agent", "--lease", "100ms")
+	requireExit(t, r, 2)
+	assert.Contains(t, r.stderr, "at least 2s")
+}
