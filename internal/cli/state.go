@@ -28,6 +28,9 @@ type GlobalState struct {
 	// ReadFile reads -P files and other inputs (properties.ReadFile in a
 	// real process: bounded, text only).
 	ReadFile func(string) ([]byte, error)
+	// Banner is a line a command that runs others (a suite running its
+	// steps) has the live view show above each run's own view.
+	Banner string
 	// SignalNotify and SignalStop are signal.Notify and signal.Stop.
 	SignalNotify func(c chan<- os.Signal, sig ...os.Signal)
 	SignalStop   func(c chan<- os.Signal)

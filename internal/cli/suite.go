@@ -292,10 +292,14 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 		// A resumed suite numbers its logs after the earlier ones.
 		r.Exec.(*inProcessExecutor).n = len(entries)
 	}
-	// Progress is printed as a plain line before each step: steps run
-	// with plain status lines (--no-tui) for now, so the suite's header
-	// and the step's output read in order in a terminal and in logs.
-	r.Progress = func(p suite.Progress) { fmt.Fprintln(stderr, p.Line()) }
+	// Progress is printed as a line before each step, and on a terminal
+	// it heads each step's live view.
+	exec := r.Exec.(*inProcessExecutor)
+	r.Progress = func(p suite.Progress) {
+		_, _ = fmt.Fprintln(stderr, p.Line())
+		// On a terminal the step's live view shows it above its own.
+		exec.banner = p.Line()
+	}
 	// The first Ctrl-C reaches the running step too (it stops
 	// gracefully); the suite stops after it. A second one aborts the
 	// step, as in a single run.
@@ -398,6 +402,8 @@ type inProcessExecutor struct {
 	out io.Writer
 	dir string
 	n   int
+	// banner is the suite's progress line for the next step.
+	banner string
 }
 
 func (e *inProcessExecutor) Execute(ctx context.Context, args []string) int {
@@ -414,12 +420,32 @@ func (e *inProcessExecutor) Execute(ctx context.Context, args []string) int {
 	child := *e.gs
 	child.Ctx = ctx
 	child.Args = args
+	child.Banner = e.banner
+	if e.gs.IsTerminal {
+		// On a terminal each step gets the live view, headed by the
+		// suite's progress: it owns the terminal's streams while it
+		// runs (q stops the step), and its notices are replayed there.
+		// The step's log then holds its command line; its results are
+		// in its bundle.
+		child.Args = withoutArg(args, "--no-tui")
+		_, _ = fmt.Fprintf(out, "ycsbctl %s (live view on the terminal; results in the step's bundle)\n", strings.Join(child.Args, " "))
+		return Execute(&child)
+	}
 	child.Stdout = out
 	child.Stderr = out
 	child.Stdin = strings.NewReader("")
-	// Steps print plain lines; the suite owns the terminal.
 	child.IsTerminal = false
 	return Execute(&child)
+}
+
+func withoutArg(args []string, drop string) []string {
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		if a != drop {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // logName is "run-embedded-01-load" style: verb, database and step.

@@ -20,6 +20,9 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/cli"
+	"github.com/ycsbctl/ycsbctl/internal/clock"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/suite"
 	"github.com/ycsbctl/ycsbctl/internal/testutil/tools"
@@ -550,4 +553,36 @@ steps:
 	b, err := os.ReadFile(filepath.Join(res, "summary.csv"))
 	require.NoError(t, err)
 	assert.Equal(t, 2, strings.Count(string(b), "\n"), string(b))
+}
+
+// On a terminal every step gets the live view, headed by the suite's
+// progress (step i of n, database, suite ETA); the steps still write their
+// bundles and the suite its workbook.
+func TestSuiteLiveViewShowsProgress(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "live.yaml", `name: live
+properties: {recordcount: 200, status.interval: 0.2, basicdb.verbose: false}
+databases: [basic]
+steps:
+  - load: workloada
+  - run: workloadc
+    duration: 1s
+`)
+	res := filepath.Join(dir, "results")
+	var stdout, stderr lockedBuffer
+	gs := &cli.GlobalState{Ctx: context.Background(), Args: []string{"suite", file, "--results", res}, Stdin: strings.NewReader(""),
+		Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }, Clock: clock.NewReal(), IsTerminal: true,
+		ReadFile: properties.ReadFile, SignalNotify: func(chan<- os.Signal, ...os.Signal) {}, SignalStop: func(chan<- os.Signal) {}}
+	require.Equal(t, 0, cli.Execute(gs), stderr.String())
+	out := stdout.String()
+	assert.Equal(t, 2, strings.Count(out, "\x1b[?1049h"), "each step took the screen for its live view")
+	for _, want := range []string{"suite live: step 1/2", "suite live: step 2/2", "basic"} {
+		assert.Contains(t, out, want, "the view's header shows the suite's progress")
+	}
+	for _, step := range []string{"01-load-workloada", "02-run-workloadc"} {
+		_, err := os.Stat(filepath.Join(res, "basic", step, bundle.FileRunJSON))
+		assert.NoError(t, err, "bundle of %s", step)
+	}
+	_, err := os.Stat(filepath.Join(res, "summary.xlsx"))
+	assert.NoError(t, err)
 }

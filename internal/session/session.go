@@ -72,8 +72,10 @@ type Options struct {
 	// names as given).
 	Workload string
 	// Sinks are extra sinks that see every interval after the session's
-	// own (a suite's progress, tests).
+	// own (tests).
 	Sinks []run.Sink
+	// Banner is shown above the live view (a suite's progress).
+	Banner string
 }
 
 // Session is one run being presented.
@@ -373,7 +375,7 @@ func (s *Session) liveView(info run.Info) *tui.View {
 	return tui.New(tui.Config{
 		Command: info.Command, DB: sp.DB, Workload: s.o.Workload, RunID: info.RunID, Phase: sp.Phase,
 		Threads: info.Threads, Target: sp.Target, Interval: sp.StatusInterval, Budget: sp.OpCount, MaxExecution: sp.MaxExecution,
-		Distributed: info.Mode == run.ModeDistributed,
+		Distributed: info.Mode == run.ModeDistributed, Banner: s.o.Banner,
 	}, s.o.Stdin, s.o.Stdout)
 }
 

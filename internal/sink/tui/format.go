@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/charmbracelet/lipgloss"
 )
 
 // fmtLatency renders nanoseconds with three significant digits in the
@@ -122,4 +124,16 @@ func bar(f float64, width int) string {
 	f = min(max(f, 0), 1)
 	full := int(math.Round(f * float64(width)))
 	return strings.Repeat("█", full) + strings.Repeat("░", width-full)
+}
+
+// truncate cuts s to at most width cells, marking the cut with an ellipsis.
+func truncate(s string, width int) string {
+	if width <= 0 || lipgloss.Width(s) <= width {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && lipgloss.Width(string(r))+1 > width {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
 }

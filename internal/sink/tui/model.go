@@ -34,6 +34,9 @@ type Config struct {
 	MaxExecution time.Duration
 	// Distributed shows the agents table.
 	Distributed bool
+	// Banner, when set, is a line above the title: the progress of a
+	// suite this run is a step of.
+	Banner string
 }
 
 // Agent is one agent's row in a distributed run.
@@ -243,6 +246,9 @@ func render(cfg Config, st *state, start, now time.Time, width, height int) stri
 		status, statusStyle = "STOPPING", styWarn
 	}
 
+	if cfg.Banner != "" {
+		add(stySect.Render(truncate(cfg.Banner, width)))
+	}
 	// Title bar.
 	title := "ycsbctl " + cfg.Command
 	for _, part := range []string{cfg.DB, cfg.Workload} {
