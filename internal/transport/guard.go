@@ -34,9 +34,11 @@ const (
 const DefaultPort = 7420
 
 // MaxMessageBytes bounds one message from an agent to its coordinator.
-// An interval record holds at most one histogram per series (36) of at
-// most wire.MaxHistogramBytes (1 MiB) each; real ones are a few KB.
-const MaxMessageBytes = 40 << 20
+// An interval record holds at most one histogram per series (measurement.
+// NumSeries, 176 with a series per failure status) of at most
+// wire.MaxHistogramBytes (1 MiB) each; real ones are a few KB. Only an
+// agent the coordinator itself dialled (mutual TLS, token) can send one.
+const MaxMessageBytes = 200 << 20
 
 // MaxCoordinatorMessageBytes bounds one message from the coordinator to an
 // agent: the largest is Prepare, which carries the run's properties
