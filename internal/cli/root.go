@@ -109,6 +109,7 @@ once (agent, coordinator), with exactly merged HDR latency histograms.`,
 		newCoordinatorCmd(gs),
 		newReportCmd(gs),
 		newCompareCmd(gs),
+		newCertsCmd(gs),
 	)
 	return root
 }
