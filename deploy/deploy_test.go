@@ -30,7 +30,7 @@ func TestAnsibleSyntax(t *testing.T) {
 // TestUnitFlagsExist checks every --flag the systemd unit passes to
 // `ycsbctl agent` against the agent command's help text.
 func TestUnitFlagsExist(t *testing.T) {
-	unit, err := os.ReadFile("ansible/roles/ycsbctl_agent/templates/ycsbctl-agent.service.j2")
+	unit, err := os.ReadFile("ansible/roles/ycsbctl/templates/ycsbctl-agent.service.j2")
 	require.NoError(t, err)
 	bin := filepath.Join(t.TempDir(), "ycsbctl")
 	build := exec.Command("go", "build", "-o", bin, "../cmd/ycsbctl")
