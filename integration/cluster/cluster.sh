@@ -257,9 +257,12 @@ write_ansible_files() {
 		echo "ansible_user=root"
 		echo "ansible_python_interpreter=/usr/bin/python3"
 		echo "ansible_ssh_common_args=-F $WORK/ssh_config"
-		# Root logs in; there is no sudo on the hosts, and su from root to
-		# root needs no password.
-		echo "ansible_become_method=su"
+		# Root logs in over SSH, so become (sudo, absent here) is not needed.
+		echo "ansible_become=false"
+		echo "ansible_pipelining=true"
+		# Agents listen on their bridge address, the name their certificate
+		# is issued for and the coordinator dials.
+		echo "ycsbctl_listen_host={{ ansible_host }}"
 	} >"$WORK/inventory.ini"
 }
 
