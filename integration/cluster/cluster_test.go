@@ -400,8 +400,16 @@ func TestClusterDeployAndRun(t *testing.T) {
 		t.Fatalf("another version on h3: exit %d, output does not name h3:\n%s", code, out)
 	}
 
-	// A host that is down (its sshd stopped) fails the play naming it.
-	e.cluster("exec", "h4", "systemctl", "stop", "ssh.service")
+	// A host that is down (powered off: its systemd and every process of
+	// it gone, so also the SSH connection Ansible keeps open) fails the
+	// play naming it.
+	_ = e.cmd(context.Background(), filepath.Join(root, "integration/cluster/cluster.sh"), "exec", "h4", "systemctl", "poweroff").Run()
+	for i := 0; i < 100 && strings.Contains(e.cluster("status"), "h4 "+addr(4)+" systemd"); i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st := e.cluster("status"); !strings.Contains(st, "h4 "+addr(4)+" down") {
+		t.Fatalf("h4 did not power off:\n%s", st)
+	}
 	out, code, rc = e.play(inventory, "-e", "ycsbctl_binary="+e.bin)
 	if code == 0 || rc["h4"] == nil || rc["h4"]["unreachable"] == 0 || !strings.Contains(out, "fatal: [h4]: UNREACHABLE!") {
 		t.Fatalf("h4 down: exit %d, recap %v:\n%s", code, rc["h4"], out)
