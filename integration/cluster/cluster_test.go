@@ -384,13 +384,28 @@ func TestClusterDeployAndRun(t *testing.T) {
 		}
 	}
 
-	// Another ycsbctl version on h3 fails the play naming h3.
-	inv2 := filepath.Join(tmp, "inventory-other-version.ini")
 	b, err := os.ReadFile(inventory)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := strings.Replace(string(b), "h3 ansible_host="+addr(3), "h3 ansible_host="+addr(3)+" ycsbctl_binary="+other, 1)
+	// The database-node check: h1 reaches a port that listens (h2's agent
+	// stands in for a database node until the cluster runs Cassandra), h2
+	// is given one where nothing listens and fails the play, named.
+	invDB := filepath.Join(tmp, "inventory-db-nodes.ini")
+	s := strings.Replace(string(b), "h1 ansible_host="+addr(1), "h1 ansible_host="+addr(1)+` ycsbctl_db_nodes='["`+addr(2)+`:7420"]'`, 1)
+	s = strings.Replace(s, "h2 ansible_host="+addr(2), "h2 ansible_host="+addr(2)+` ycsbctl_db_nodes='["`+addr(1)+`:9999"]'`, 1)
+	if err := os.WriteFile(invDB, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code, _ = e.play(invDB, "-e", "ycsbctl_binary="+e.bin)
+	if code == 0 || !strings.Contains(out, "h2 cannot reach database node "+addr(1)+":9999") || strings.Contains(out, "h1 cannot reach") ||
+		!strings.Contains(out, "ok: [h1] => (item="+addr(2)+":7420)") {
+		t.Fatalf("database nodes: exit %d; want h2 named as unable to reach %s:9999 and h1 reaching %s:7420:\n%s", code, addr(1), addr(2), out)
+	}
+
+	// Another ycsbctl version on h3 fails the play naming h3.
+	inv2 := filepath.Join(tmp, "inventory-other-version.ini")
+	s = strings.Replace(string(b), "h3 ansible_host="+addr(3), "h3 ansible_host="+addr(3)+" ycsbctl_binary="+other, 1)
 	s = strings.Replace(s, "[agents:vars]\n", "[agents:vars]\nycsbctl_binary="+e.bin+"\n", 1)
 	if err := os.WriteFile(inv2, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
