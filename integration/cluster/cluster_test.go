@@ -206,6 +206,18 @@ func TestClusterDeployAndRun(t *testing.T) {
 	if l := leftovers(); l != "" {
 		t.Fatalf("a cluster is already up on this machine; take it down first (integration/cluster/cluster.sh down):\n%s", l)
 	}
+	lint := filepath.Join(filepath.Dir(e.playbook), "ansible-lint")
+	if _, err := os.Stat(lint); err != nil {
+		if lint, err = exec.LookPath("ansible-lint"); err != nil {
+			t.Fatal("ansible-lint not found beside ansible-playbook or on PATH: run scripts/ci-setup.sh")
+		}
+	}
+	lintCmd := exec.Command(lint, "site.yml")
+	lintCmd.Dir = filepath.Join(root, "deploy/ansible")
+	lintCmd.Env = append(os.Environ(), "NO_COLOR=1")
+	if out, err := lintCmd.CombinedOutput(); err != nil {
+		t.Fatalf("ansible-lint site.yml: %v\n%s", err, out)
+	}
 	tmp := t.TempDir()
 	e.bin = filepath.Join(tmp, "ycsbctl")
 	build(t, root, e.bin, "cluster-test")
