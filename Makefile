@@ -5,8 +5,9 @@ BIN      := bin/ycsbctl
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X github.com/ycsbctl/ycsbctl/internal/version.Version=$(VERSION)
 PKGS     := ./...
+GOLANGCI := .tools/bin/golangci-lint
 
-.PHONY: help build demo setup test test-all unit lint integration cluster-test bench proto clean
+.PHONY: help build demo setup test test-all unit race lint integration cluster-test bench proto clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -17,9 +18,9 @@ build: ## build bin/ycsbctl
 demo: build ## the main job: load and run YCSB workload A on the embedded store, with live status
 	./scripts/demo.sh
 
-test-all: setup lint unit integration ## everything CI runs: tool setup, lint, unit tests, integration tests against real servers
+test-all: setup lint unit race integration ## everything CI runs: tool setup, lint, unit tests, race detector, integration tests against real servers (last)
 
-setup: ## install test tools (tmux, chromium, promtool, python hdrh) where missing
+setup: ## install every test tool (JDK 17, Maven, tmux, Chromium, promtool, .venv, golangci-lint); fails if one cannot be
 	./scripts/ci-setup.sh
 
 unit: ## fast unit tests (go test ./...)
@@ -27,12 +28,17 @@ unit: ## fast unit tests (go test ./...)
 
 test: unit ## alias of unit
 
-lint: ## gofmt and go vet must be clean
+race: ## unit tests under the race detector
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+lint: ## gofmt, go vet (also the integration tests) and the pinned golangci-lint (.golangci.yml) must be clean
 	@out="$$(gofmt -l $$(git ls-files '*.go' | grep -v '^integration/ferretdb/'))"; \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags integration ./integration/
 	$(GO) vet -tags cluster ./integration/cluster/
+	@[ -x $(GOLANGCI) ] || { echo "$(GOLANGCI) missing: run make setup"; exit 1; }
+	$(GOLANGCI) run $(PKGS)
 
 integration: build ## integration tests: starts Cassandra, HBase and FerretDB on 127.0.0.1 through integration/servers.sh
 	$(GO) test -count=1 -tags integration -timeout 80m -v ./integration/ 2>&1 | tee .integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|integration_test|servers.sh' ; exit $${PIPESTATUS[0]}

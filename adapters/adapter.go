@@ -146,25 +146,34 @@ func (f DriverFunc) Open(ctx context.Context, p *properties.Properties) (DB, err
 	return f(ctx, p)
 }
 
-// Info describes a registered binding.
+// Info describes a registered adapter.
 type Info struct {
-	Name        string
-	Aliases     []string
+	Name    string
+	Aliases []string
+	// Classes are the Java class names of the YCSB bindings this adapter
+	// stands in for (site.ycsb.db.CassandraCQLClient, ...), so that YCSB's
+	// `-db CLASS` and `db=CLASS` select it.
+	Classes     []string
 	Description string
-	// Properties lists the binding's own properties with a short meaning,
-	// printed by `ycsbctl help <db>`-style listings.
-	Properties map[string]string
-	Driver     Driver
+	// Properties declares, in display order, every property the adapter
+	// reads, with its default: the single source for `ycsbctl dbs`,
+	// `ycsbctl properties` and unknown-property warnings.
+	Properties []properties.Known
+	// Differences has one sentence per YCSB property or behaviour where
+	// this adapter differs from YCSB's binding, and why.
+	Differences []string
+	Driver      Driver
 }
 
 var (
 	regMu    sync.RWMutex
 	registry = map[string]*Info{}
 	canon    = map[string]string{}
+	classes  = map[string]string{}
 )
 
-// Register adds a binding under its name and aliases. It panics on a
-// duplicate name: that is a programming error caught by any test.
+// Register adds an adapter under its name, aliases and YCSB class names. It
+// panics on a duplicate: that is a programming error caught by any test.
 func Register(info Info) {
 	regMu.Lock()
 	defer regMu.Unlock()
@@ -174,21 +183,54 @@ func Register(info Info) {
 			panic("adapters: duplicate registration of " + n)
 		}
 	}
+	for _, c := range info.Classes {
+		if _, dup := classes[c]; dup {
+			panic("adapters: duplicate registration of class " + c)
+		}
+	}
 	i := info
 	registry[info.Name] = &i
 	for _, n := range names {
 		canon[n] = info.Name
 	}
+	for _, c := range info.Classes {
+		classes[c] = info.Name
+	}
 }
 
-// Lookup finds a binding by name or alias.
+// Lookup finds an adapter by name, alias or YCSB class name. The error of
+// an unknown name lists the known names and classes.
 func Lookup(name string) (*Info, error) {
 	regMu.RLock()
 	defer regMu.RUnlock()
 	if c, ok := canon[name]; ok {
 		return registry[c], nil
 	}
-	return nil, fmt.Errorf("unknown database %q; known: %s", name, strings.Join(namesLocked(), ", "))
+	if c, ok := classes[name]; ok {
+		return registry[c], nil
+	}
+	if strings.Contains(name, ".") {
+		return nil, fmt.Errorf("unknown YCSB database class %q; known adapters: %s; known classes: %s",
+			name, strings.Join(namesLocked(), ", "), strings.Join(classesLocked(), ", "))
+	}
+	return nil, fmt.Errorf("unknown database %q; known: %s (or a YCSB class: %s)",
+		name, strings.Join(namesLocked(), ", "), strings.Join(classesLocked(), ", "))
+}
+
+// Classes lists the registered YCSB class names, sorted.
+func Classes() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	return classesLocked()
+}
+
+func classesLocked() []string {
+	out := make([]string, 0, len(classes))
+	for c := range classes {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Names lists registered names and aliases, sorted.
@@ -204,5 +246,17 @@ func namesLocked() []string {
 		out = append(out, n)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// Undeclared returns the keys among read (as recorded by
+// properties.TrackReads) that the adapter does not declare in Properties.
+func (i *Info) Undeclared(read []string) []string {
+	var out []string
+	for _, k := range read {
+		if _, ok := properties.FindKnown(i.Properties, k); !ok {
+			out = append(out, k)
+		}
+	}
 	return out
 }

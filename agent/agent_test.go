@@ -50,7 +50,12 @@ func serve(t *testing.T, cfg Config) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, cfg) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve after cancel: %v", err)
+		}
+	})
 	select {
 	case a := <-ready:
 		return a
@@ -70,7 +75,11 @@ func dial(t *testing.T, addr string) *client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cc.Close() })
+	t.Cleanup(func() {
+		if err := cc.Close(); err != nil {
+			t.Errorf("closing the client connection: %v", err)
+		}
+	})
 	return &client{t: t, cli: pb.NewAgentClient(cc)}
 }
 
@@ -217,7 +226,10 @@ func TestResumeResendsUnacknowledged(t *testing.T) {
 // Without word from its coordinator for the lease, the agent stops the
 // load by itself and becomes idle.
 func TestLeaseExpiryStopsLoad(t *testing.T) {
-	const lease = 600 * time.Millisecond
+	// The lease must outlast the prepare, during which this test (unlike
+	// a coordinator) sends nothing: that takes a few ms normally but up
+	// to ~0.4 s under the race detector on a loaded 2-core machine.
+	const lease = 2 * time.Second
 	c := dial(t, serve(t, Config{Lease: lease}))
 	ctx, cut := context.WithCancel(context.Background())
 	st, _ := c.session(ctx, "run-l", false)

@@ -193,6 +193,10 @@ func (r *heldRun) end(reason string, abort bool) {
 		if err := p.Close(); err != nil {
 			r.logf("closing database: %v", err)
 		}
+		if p.Raw != nil {
+			// Raw samples stay on this host; say what the file lacks.
+			r.logf("%s", spec.RawNote(p.Raw.Dropped()))
+		}
 	}
 	r.srv.drop(r)
 	if abort && state == pb.RunState_RUN_STATE_RUNNING {

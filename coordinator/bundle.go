@@ -81,7 +81,7 @@ func (c *Coordinator) writeIntervals(dir string, rep *bundle.Run, start int64) (
 	if err != nil {
 		return nil, err
 	}
-	defer hf.Close()
+	defer func() { _ = hf.Close() }()
 	if start == 0 {
 		start = c.startedWall.UnixNano()
 	}

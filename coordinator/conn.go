@@ -170,6 +170,11 @@ func (a *conn) session(ctx context.Context, resume bool) (ok bool, err error) {
 	out := make(chan *pb.CoordinatorMsg, 1024)
 	a.mu.Lock()
 	a.out, a.kill = out, cancel
+	if a.releasing {
+		// release() came while this stream was being set up and had
+		// nowhere to send its Release.
+		out <- &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Release{Release: &pb.Release{}}}
+	}
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
@@ -178,9 +183,9 @@ func (a *conn) session(ctx context.Context, resume bool) (ok bool, err error) {
 		}
 		a.mu.Unlock()
 	}()
-	if !a.emit(event{kind: evAttached, hello: reply, resume: resume}) {
-		return true, context.Canceled
-	}
+	// The sender runs before the attach is reported: if the coordinator
+	// loop has already ended (another agent failed first), the Release
+	// that release() queued must still go out.
 	go func() {
 		for {
 			select {
@@ -194,6 +199,9 @@ func (a *conn) session(ctx context.Context, resume bool) (ok bool, err error) {
 			}
 		}
 	}()
+	if !a.emit(event{kind: evAttached, hello: reply, resume: resume}) {
+		return true, drain(stream)
+	}
 	for {
 		m, err := stream.Recv()
 		if err != nil {
@@ -203,7 +211,19 @@ func (a *conn) session(ctx context.Context, resume bool) (ok bool, err error) {
 			return true, err
 		}
 		if !a.emit(event{kind: evMsg, msg: m}) {
-			return true, context.Canceled
+			return true, drain(stream)
+		}
+	}
+}
+
+// drain keeps a stream open after the coordinator loop has ended, until
+// the agent closes it in answer to the queued Release or the connection's
+// context is canceled: returning at once would cancel the stream before
+// the Release was sent, and leave the agent busy until its lease runs out.
+func drain(stream grpc.BidiStreamingClient[pb.CoordinatorMsg, pb.AgentMsg]) error {
+	for {
+		if _, err := stream.Recv(); err != nil {
+			return context.Canceled
 		}
 	}
 }

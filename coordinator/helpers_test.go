@@ -25,8 +25,10 @@ import (
 	"github.com/ycsbctl/ycsbctl/agent"
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/testutil/bridge"
 	"github.com/ycsbctl/ycsbctl/internal/wire"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
+	"google.golang.org/grpc"
 
 	_ "github.com/ycsbctl/ycsbctl/adapters/basic"
 	_ "github.com/ycsbctl/ycsbctl/adapters/embedded"
@@ -120,7 +122,9 @@ func testAgent(t testing.TB, cfg agent.Config) string {
 	}
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		if err := <-done; err != nil {
+			t.Errorf("agent %s after cancel: %v", addr, err)
+		}
 		if t.Failed() {
 			logMu.Lock()
 			t.Logf("agent %s log:\n%s", addr, logs.String())
@@ -251,3 +255,45 @@ func writePEM(t testing.TB, dir, name, typ string, der []byte) string {
 func mathExp(x float64) float64 { return math.Exp(x) }
 
 func sprintf(f string, a ...any) string { return fmt.Sprintf(f, a...) }
+
+// closeConn, closeBridge and closeFile close a test's fixtures and report a
+// failure to do so; they are deferred, so they report with t.Errorf.
+func closeConn(t testing.TB, cc *grpc.ClientConn) {
+	t.Helper()
+	if err := cc.Close(); err != nil {
+		t.Errorf("closing the client connection: %v", err)
+	}
+}
+
+func closeBridge(t testing.TB, b *bridge.Bridge) {
+	t.Helper()
+	if err := b.Close(); err != nil {
+		t.Errorf("closing the bridge: %v", err)
+	}
+}
+
+func closeFile(t testing.TB, f *os.File) {
+	t.Helper()
+	if err := f.Close(); err != nil {
+		t.Errorf("closing %s: %v", f.Name(), err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a test may read while the code under
+// test writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/testutil/tools"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
@@ -152,7 +153,7 @@ func checkHlog(t testing.TB, path string, rep *bundle.Run) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer closeFile(t, f)
 	r := hdrhistogram.NewHistogramLogReader(f)
 	all := map[string]int64{}
 	agents := map[string]int64{}
@@ -198,7 +199,8 @@ func checkHlog(t testing.TB, path string, rep *bundle.Run) {
 		}
 	}
 	// And with another implementation: Python's hdrh (installed by
-	// scripts/ci-setup.sh) must read the same counts per tag.
+	// scripts/ci-setup.sh into .venv) must read the same counts per tag.
+	python := tools.Python(t, "hdrh")
 	py := `
 import json, sys
 from hdrh.histogram import HdrHistogram
@@ -212,13 +214,12 @@ while True:
     tot[h.get_tag()] = tot.get(h.get_tag(), 0) + h.get_total_count()
 print(json.dumps(tot))
 `
-	if exec.Command("python3", "-c", "import hdrh").Run() != nil {
-		t.Log("python hdrh not installed: skipping the cross-implementation check")
-		return
-	}
-	out, err := exec.Command("python3", "-c", py, path).Output()
+	cmd := exec.Command(python, "-c", py, path)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("python hdrh: %v", err)
+		t.Fatalf("python hdrh: %v\n%s", err, stderr.String())
 	}
 	var tags map[string]int64
 	if err := json.Unmarshal(out, &tags); err != nil {
@@ -350,7 +351,7 @@ func TestInProcessBusyAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cc.Close()
+	defer closeConn(t, cc)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	st, err := pb.NewAgentClient(cc).Session(ctx)
@@ -390,10 +391,22 @@ func TestInProcessWarmupAndInterrupt(t *testing.T) {
 
 	// The operator's Ctrl-C (ctx canceled) stops every agent gracefully;
 	// the summary and bundle are still written and the exit code says so.
+	// The Ctrl-C comes 1 s after the coordinator announced the start
+	// (the agents begin about 0.5 s after that): a fixed delay from here
+	// could land in the prepare, which the race detector stretches past a
+	// second, and test an abort before the start instead.
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb bytes.Buffer
+	defer cancel()
+	var out bytes.Buffer
+	var errb syncBuffer
 	dir := t.TempDir()
-	go func() { time.Sleep(1200 * time.Millisecond); cancel() }()
+	go func() {
+		for !strings.Contains(errb.String(), "Starting test") && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(time.Second)
+		cancel()
+	}()
 	code, err := runSession(ctx, runConfig{DB: "basic", Phase: run.Run, Agents: agents, Stdout: &out, Stderr: &errb, ResultsDir: dir,
 		Props: properties.FromMap(baseProps(map[string]string{"target": "500", "operationcount": "0", "maxexecutiontime": "30"}))})
 	if code != exitcode.Aborted || err == nil {
@@ -438,7 +451,7 @@ func busyRunInProc(t *testing.T, addr string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cc.Close()
+	defer closeConn(t, cc)
 	r, err := pb.NewAgentClient(cc).Ping(context.Background(), &pb.PingRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -455,7 +468,7 @@ func checkAligned(t testing.TB, dir string, tol time.Duration) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer closeFile(t, f)
 	// Lines come interval by interval; per interval, the READ lines of
 	// each agent.
 	var starts []int64

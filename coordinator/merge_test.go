@@ -134,7 +134,9 @@ func TestMergeDeduplicatesBySeq(t *testing.T) {
 		t.Fatal("duplicate after seal accepted")
 	}
 	m2 := newMerger(2)
-	m2.add(0, encodeForMerge(t, 0, iv1), 1, 2)
+	if ok, err := m2.add(0, encodeForMerge(t, 0, iv1), 1, 2); !ok || err != nil {
+		t.Fatalf("first interval of agent 0: ok=%v err=%v", ok, err)
+	}
 	m2.seal() // agent 1 declared lost
 	if ok, _ := m2.add(1, encodeForMerge(t, 1, iv2), 1, 2); !ok || m2.cum.Ops != 150 || m2.late != 1 {
 		t.Fatalf("late record: ops %d late %d", m2.cum.Ops, m2.late)

@@ -167,7 +167,7 @@ func busyRun(t *testing.T, addr string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cc.Close()
+	defer closeConn(t, cc)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	r, err := pb.NewAgentClient(cc).Ping(ctx, &pb.PingRequest{})
@@ -295,7 +295,7 @@ func TestProcesses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer b.Close()
+			defer closeBridge(t, b)
 			bridges[i] = b.Addr()
 			if i == 1 {
 				br = b
@@ -424,7 +424,11 @@ func countEmbedded(t *testing.T, dir string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.(adapters.Closer).Close()
+	defer func() {
+		if err := db.(adapters.Closer).Close(); err != nil {
+			t.Errorf("closing the embedded store: %v", err)
+		}
+	}()
 	n, err := db.(adapters.RecordCounter).CountRecords(context.Background(), "usertable")
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func Recover(dir string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer sp.f.Close()
+	defer func() { _ = sp.f.Close() }()
 
 	c := &Coordinator{spool: sp, runID: h.RunID, startedWall: h.StartedAt}
 	for i, a := range h.Agents {

@@ -74,7 +74,6 @@ type agentRun struct {
 	lagNs        int64
 	lastSeq      int64
 	localInserts int64
-	maxSeq       int64
 }
 
 // settled: nothing more is expected from the agent.
@@ -195,17 +194,6 @@ func (c *Coordinator) Run(ctx context.Context, sink run.Sink) *run.Outcome {
 	return out
 }
 
-func codeOf(err error) exitcode.Code {
-	var ce *exitcode.Error
-	if errors.As(err, &ce) {
-		return ce.Code
-	}
-	if err != nil {
-		return exitcode.Failure
-	}
-	return exitcode.OK
-}
-
 func (c *Coordinator) logf(format string, args ...any) { c.s.Logf(format, args...) }
 
 func (c *Coordinator) execute(ctx context.Context) (*run.Outcome, error) {
@@ -239,7 +227,7 @@ func (c *Coordinator) execute(ctx context.Context) (*run.Outcome, error) {
 		}
 		h := &pb.Hello{Version: c.self.Version, Protocol: c.self.Protocol, RunId: c.runID, Coordinator: name, AgentIndex: int32(i)}
 		a.conn = &conn{idx: i, addr: addr, cc: cc, cli: pb.NewAgentClient(cc), hello: h, events: c.events, done: c.done}
-		defer cc.Close()
+		defer func() { _ = cc.Close() }()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

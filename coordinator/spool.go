@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -177,7 +176,7 @@ func readSpool(path string) (*spool, *spoolHeader, error) {
 	br := bufio.NewReader(f)
 	magic := make([]byte, len(spoolMagic))
 	if _, err := io.ReadFull(br, magic); err != nil || !bytes.Equal(magic, []byte(spoolMagic)) {
-		f.Close()
+		_ = f.Close()
 		return nil, nil, fmt.Errorf("%s: not a ycsbctl spool", path)
 	}
 	off := int64(len(spoolMagic))
@@ -200,12 +199,12 @@ func readSpool(path string) (*spool, *spoolHeader, error) {
 	}
 	hb, _, err := next()
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, nil, fmt.Errorf("%s: no header: %w", path, err)
 	}
 	var h spoolHeader
 	if err := json.Unmarshal(hb, &h); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, nil, fmt.Errorf("%s: header: %w", path, err)
 	}
 	s := &spool{f: f, path: path, w: bufio.NewWriter(io.Discard), idx: map[spoolKey]spoolEntry{}, seqs: map[int64]struct{}{}}
@@ -239,5 +238,3 @@ func FindSpools(dir string) ([]string, error) {
 	}
 	return out, nil
 }
-
-var errNoSpool = errors.New("no spool")

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/ycsbctl/ycsbctl/internal/testutil/tools"
 )
 
 // repoRoot is the checkout's top directory.
@@ -71,8 +72,13 @@ func parseInserts(t *testing.T, out []byte) ([]string, map[string]map[string]str
 // keys (Cassandra y_id, MongoDB _id, HBase row key) and field names.
 func TestJavaYCSBInterop(t *testing.T) {
 	if os.Getenv("YCSBCTL_SKIP_JAVAYCSB") == "1" {
+		if tools.Required() {
+			t.Fatalf("YCSBCTL_SKIP_JAVAYCSB=1 and %s=1: CI must not skip the Java YCSB comparison", tools.RequireEnv)
+		}
 		t.Skip("YCSBCTL_SKIP_JAVAYCSB=1")
 	}
+	java := tools.Java17(t)
+	tools.Maven(t) // javaycsb.sh fetches the jars with mvn
 	root := interopRoot(t)
 	cpOut, err := exec.Command("bash", filepath.Join(root, "integration", "scripts", "javaycsb.sh")).Output()
 	require.NoError(t, err, "fetching Java YCSB core from Maven Central")
@@ -93,7 +99,7 @@ func TestJavaYCSBInterop(t *testing.T) {
 			common := append([]string{}, tc.args...)
 			common = append(common, "-p", "dataintegrity=true", "-p", "basicdb.verbose=true", "-threads", "1")
 			jargs := append([]string{"-cp", cp, "site.ycsb.Client", "-load", "-db", "site.ycsb.BasicDB"}, common...)
-			jcmd := exec.Command("java", jargs...)
+			jcmd := exec.Command(java, jargs...)
 			var jerr bytes.Buffer
 			jcmd.Stderr = &jerr
 			jout, err := jcmd.Output()

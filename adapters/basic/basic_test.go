@@ -31,7 +31,22 @@ func TestRegistered(t *testing.T) {
 	info, err := adapters.Lookup("basic")
 	require.NoError(t, err)
 	assert.Equal(t, "basic", info.Name)
-	assert.Contains(t, info.Properties, basic.PropVerbose)
+	_, ok := properties.FindKnown(info.Properties, basic.PropVerbose)
+	assert.True(t, ok)
+	assert.Contains(t, info.Classes, "site.ycsb.BasicDB")
+}
+
+// TestDeclaresEveryPropertyRead opens the adapter with read tracking on and
+// fails if it looked up a property it does not declare.
+func TestDeclaresEveryPropertyRead(t *testing.T) {
+	info, err := adapters.Lookup("basic")
+	require.NoError(t, err)
+	p := properties.FromMap(map[string]string{basic.PropVerbose: "false"})
+	p.TrackReads()
+	_, err = basic.Open(context.Background(), p)
+	require.NoError(t, err)
+	require.NotEmpty(t, p.ReadKeys())
+	assert.Empty(t, info.Undeclared(p.ReadKeys()), "read but not declared in adapters.Info.Properties")
 }
 
 // TestVerboseLinesMatchYCSB checks the lines YCSB's BasicDB prints.

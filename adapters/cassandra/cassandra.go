@@ -10,10 +10,13 @@ package cassandra
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log"
 	"net"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -48,7 +51,18 @@ const (
 	propReplDCs        = "cassandra.replication.dcs"
 	propDrop           = "cassandra.drop"
 	propBatchParallel  = "cassandra.batchparallelism"
+	propUseSSL         = "cassandra.useSSL"
+	propSSLCA          = "cassandra.ssl.ca"
+	propSSLCert        = "cassandra.ssl.cert"
+	propSSLKey         = "cassandra.ssl.key"
+	propSSLVerifyHost  = "cassandra.ssl.verifyhost"
+	propCompression    = "cassandra.compression"
+	propCompaction     = "cassandra.compactionstrategy"
 )
+
+// defaultConsistency is YCSB's CassandraCQLClient default for both reads
+// and writes.
+const defaultConsistency = "QUORUM"
 
 // keyColumn is YCSB's primary key column name.
 const keyColumn = "y_id"
@@ -64,29 +78,46 @@ const (
 func init() {
 	adapters.Register(adapters.Info{
 		Name:        "cassandra",
-		Aliases:     []string{"cassandra-cql"},
+		Aliases:     []string{"cassandra-cql", "cassandra2-cql"},
+		Classes:     []string{"site.ycsb.db.CassandraCQLClient", "com.yahoo.ycsb.db.CassandraCQLClient"},
 		Description: "Apache Cassandra via CQL (gocql v2, token-aware), compatible with YCSB's cassandra-cql binding",
-		Properties: map[string]string{
-			propHosts:          "comma-separated contact points, host or host:port (required)",
-			propPort:           "CQL native port for hosts without one (default 9042)",
-			propKeyspace:       "keyspace (default ycsb)",
-			propTable:          "table (default usertable)",
-			propUsername:       "user for PasswordAuthenticator (optional)",
-			propPassword:       "password for PasswordAuthenticator (optional, never logged)",
-			propReadCL:         "consistency of reads and scans (default ONE)",
-			propWriteCL:        "consistency of inserts, updates and deletes (default ONE)",
-			propMaxConns:       "connections per host (gocql NumConns; default 2)",
-			propCoreConns:      "connections per host when maxconnections is unset",
-			propConnectTimeout: "connect timeout in ms (default 5000)",
-			propReadTimeout:    "per-request timeout in ms (default 12000)",
-			propTracing:        "accepted for compatibility; query tracing is not supported (true is ignored with a warning)",
-			propFieldCount:     "number of fields created by init (default 10)",
-			propFieldPrefix:    "field name prefix used by init (default field)",
-			propReplClass:      "init: SimpleStrategy (default) or NetworkTopologyStrategy",
-			propReplFactor:     "init: replication factor (default 1)",
-			propReplDCs:        "init with NetworkTopologyStrategy: dc:rf list, e.g. dc1:3,dc2:3",
-			propDrop:           "drop: table (default) or keyspace",
-			propBatchParallel:  "inserts in flight per BatchInsert call (default 32)",
+		Properties: []properties.Known{
+			{Name: propHosts, Help: "comma-separated contact points, host or host:port (required)"},
+			{Name: propPort, Default: "9042", Help: "CQL native port for hosts without one"},
+			{Name: propKeyspace, Default: "ycsb", Help: "keyspace"},
+			{Name: propTable, Default: "usertable", Help: "table"},
+			{Name: propUsername, Help: "user for PasswordAuthenticator (optional)"},
+			{Name: propPassword, Help: "password for PasswordAuthenticator (optional, never logged)"},
+			{Name: propReadCL, Default: defaultConsistency, Help: "consistency of reads and scans (YCSB's default)"},
+			{Name: propWriteCL, Default: defaultConsistency, Help: "consistency of inserts, updates and deletes (YCSB's default)"},
+			{Name: propMaxConns, Help: "connections per host (gocql's fixed pool: the larger of max and core; gocql default 2)"},
+			{Name: propCoreConns, Help: "connections per host (see maxconnections)"},
+			{Name: propConnectTimeout, Default: strconv.Itoa(defaultConnectTimeout), Help: "connect timeout in ms"},
+			{Name: propReadTimeout, Default: strconv.Itoa(defaultReadTimeout), Help: "per-request timeout in ms"},
+			{Name: propTracing, Default: "false", Help: "true: ask the server to trace every statement (system_traces), as YCSB"},
+			{Name: propUseSSL, Default: "false", Help: "true: connect with TLS (client encryption)"},
+			{Name: propSSLCA, Help: "with useSSL: PEM file of the CA(s) that signed the server certificate (default: system roots)"},
+			{Name: propSSLCert, Help: "with useSSL: PEM client certificate, for servers that require client auth (with cassandra.ssl.key)"},
+			{Name: propSSLKey, Help: "with useSSL: PEM private key of cassandra.ssl.cert"},
+			{Name: propSSLVerifyHost, Default: "true", Help: "with useSSL: check that the server certificate names the host dialled"},
+			{Name: propFieldCount, Default: "10", Help: "init: number of fields"},
+			{Name: propFieldPrefix, Default: "field", Help: "init: field name prefix"},
+			{Name: propReplClass, Default: "SimpleStrategy", Help: "init: keyspace replication class, SimpleStrategy or NetworkTopologyStrategy"},
+			{Name: propReplFactor, Default: "1", Help: "init: replication factor"},
+			{Name: propReplDCs, Help: "init with NetworkTopologyStrategy: datacenter:replicas list, e.g. dc1:3,dc2:3"},
+			{Name: propCompression, Default: "LZ4Compressor", Help: "init: table compression: LZ4Compressor, SnappyCompressor, DeflateCompressor, ZstdCompressor or none"},
+			{Name: propCompaction, Default: "SizeTieredCompactionStrategy", Help: "init: table compaction: SizeTieredCompactionStrategy, LeveledCompactionStrategy, TimeWindowCompactionStrategy or UnifiedCompactionStrategy"},
+			{Name: propDrop, Default: "table", Help: "drop: table or keyspace"},
+			{Name: propBatchParallel, Default: strconv.Itoa(defaultBatchParallel), Help: "inserts in flight per BatchInsert call (batchsize > 1)"},
+		},
+		Differences: []string{
+			"cassandra.maxconnections and cassandra.coreconnections: the DataStax driver grows a pool from core to max connections per host; gocql keeps a fixed pool, so ycsbctl opens the larger of the two (gocql's default 2 when neither is set, against DataStax 3.x's 1).",
+			"cassandra.useSSL: YCSB's binding uses the JVM's default SSL context (javax.net.ssl.trustStore/keyStore system properties) and applies useSSL only when cassandra.username is set; ycsbctl applies it always and takes PEM files in cassandra.ssl.ca/cert/key instead of JVM trust stores.",
+			"cassandra.ssl.verifyhost: the DataStax 3.x driver checks the certificate chain but not the host name by default; ycsbctl checks both unless cassandra.ssl.verifyhost=false.",
+			"cassandra.tracing: traces are requested from the server as YCSB does, but (like YCSB) not fetched or printed; they land in system_traces.",
+			"batchsize: YCSB's Cassandra binding ignores it (every insert is its own statement and its own INSERT sample); ycsbctl's load with batchsize > 1 sends a batch as concurrent single-row inserts and records one INSERT sample per batch, so leave batchsize at 1 to compare with YCSB.",
+			"debug: YCSB's statement logging is not implemented (it would distort timings); errors are logged rate-limited.",
+			"Schema: YCSB's binding creates nothing (the keyspace and table must exist); ycsbctl init creates them with the replication, compression and compaction properties.",
 		},
 		Driver: adapters.DriverFunc(open),
 	})
@@ -99,6 +130,9 @@ var identRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,47}$`)
 // DB is the Cassandra binding. It is safe for concurrent use: the gocql
 // session pools connections and the statement cache is lock-free to read.
 type DB struct {
+	// tracer is non-nil with cassandra.tracing=true: every statement then
+	// carries the tracing flag, as YCSB's enableTracing does.
+	tracer    gocql.Tracer
 	session   *gocql.Session
 	keyspace  string
 	table     string
@@ -131,10 +165,12 @@ type config struct {
 	connectTimeout time.Duration
 	readTimeout    time.Duration
 	batchPar       int
+	tracing        bool
+	tls            *tls.Config
 }
 
 func parseConsistency(p *properties.Properties, key string) (gocql.Consistency, error) {
-	v := p.String(key, "ONE")
+	v := p.String(key, defaultConsistency)
 	c, err := gocql.ParseConsistencyWrapper(v)
 	if err != nil {
 		return 0, &properties.Error{Property: key, Value: v,
@@ -208,15 +244,11 @@ func parseConfig(p *properties.Properties) (*config, error) {
 		return nil, err
 	}
 	c.readTimeout = time.Duration(rt) * time.Millisecond
-	tracing, err := p.Bool(propTracing, false)
-	if err != nil {
+	if c.tracing, err = p.Bool(propTracing, false); err != nil {
 		return nil, err
 	}
-	if tracing {
-		// YCSB's tracing prints a server-side trace per query, a debugging
-		// aid that would distort a benchmark anyway; accept property files
-		// that set it rather than refuse to run.
-		log.Printf("cassandra: %s=true is ignored: query tracing is not supported", propTracing)
+	if c.tls, err = tlsConfig(p); err != nil {
+		return nil, err
 	}
 	bp, err := p.PositiveInt64(propBatchParallel, defaultBatchParallel)
 	if err != nil {
@@ -237,6 +269,9 @@ func open(ctx context.Context, p *properties.Properties) (adapters.DB, error) {
 	cluster.ConnectTimeout = c.connectTimeout
 	cluster.Timeout = c.readTimeout
 	cluster.Consistency = c.writeCL
+	if c.tls != nil {
+		cluster.SslOpts = &gocql.SslOptions{Config: c.tls, EnableHostVerification: !c.tls.InsecureSkipVerify}
+	}
 	// Token awareness sends each key to a replica that owns it, saving the
 	// coordinator hop, as the DataStax driver does by default.
 	cluster.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
@@ -275,7 +310,12 @@ func open(ctx context.Context, p *properties.Properties) (adapters.DB, error) {
 		// gocql's errors name hosts and causes, never the credentials.
 		return nil, fmt.Errorf("cassandra: connecting to %s (property %s): %w", hostList(c), propHosts, r.err)
 	}
+	var tracer gocql.Tracer
+	if c.tracing {
+		tracer = &traceCounter{}
+	}
 	return &DB{
+		tracer:    tracer,
 		session:   r.s,
 		keyspace:  c.keyspace,
 		table:     c.table,
@@ -296,6 +336,89 @@ func hostList(c *config) string {
 		}
 	}
 	return strings.Join(out, ",")
+}
+
+// query makes a statement, with the tracing flag when cassandra.tracing
+// is on.
+func (d *DB) query(cql string, args ...interface{}) *gocql.Query {
+	q := d.session.Query(cql, args...)
+	if d.tracer != nil {
+		q = q.Trace(d.tracer)
+	}
+	return q
+}
+
+// traceCounter receives the trace session IDs of traced statements. YCSB
+// does not fetch traces either (that would add queries to every
+// operation); they stay in system_traces for whoever wants them.
+type traceCounter struct{ n atomic.Int64 }
+
+func (t *traceCounter) Trace([]byte) { t.n.Add(1) }
+
+// tlsConfig builds the client TLS settings of cassandra.useSSL, reading
+// the PEM files now so that a wrong path is a configuration error naming
+// its property rather than a connection failure.
+func tlsConfig(p *properties.Properties) (*tls.Config, error) {
+	use, err := p.Bool(propUseSSL, false)
+	if err != nil {
+		return nil, err
+	}
+	ca, cert, key := p.String(propSSLCA, ""), p.String(propSSLCert, ""), p.String(propSSLKey, "")
+	verify, err := p.Bool(propSSLVerifyHost, true)
+	if err != nil {
+		return nil, err
+	}
+	if !use {
+		for _, k := range []string{propSSLCA, propSSLCert, propSSLKey} {
+			if p.String(k, "") != "" {
+				return nil, &properties.Error{Property: k, Expected: "cassandra.useSSL=true as well (TLS is off)"}
+			}
+		}
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if !verify {
+		// Go's only switch to skip the host-name check also skips the
+		// chain check, so the chain is verified here instead.
+		cfg.InsecureSkipVerify = true //nolint:gosec // chain checked in VerifyConnection
+		cfg.VerifyConnection = func(cs tls.ConnectionState) error { return verifyChain(cs, cfg.RootCAs) }
+	}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, &properties.Error{Property: propSSLCA, Value: ca, Expected: "a readable PEM file of CA certificates (" + err.Error() + ")"}
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, &properties.Error{Property: propSSLCA, Value: ca, Expected: "a PEM file with at least one CA certificate"}
+		}
+		cfg.RootCAs = pool
+	}
+	if (cert == "") != (key == "") {
+		return nil, &properties.Error{Property: propSSLCert, Expected: "cassandra.ssl.cert and cassandra.ssl.key to be set together"}
+	}
+	if cert != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, &properties.Error{Property: propSSLCert, Value: cert, Expected: "a PEM certificate matching the PEM key in cassandra.ssl.key (" + err.Error() + ")"}
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
+}
+
+// verifyChain checks the server's certificate chain against roots (the
+// system pool when nil) without checking the host name.
+func verifyChain(cs tls.ConnectionState, roots *x509.CertPool) error {
+	if len(cs.PeerCertificates) == 0 {
+		return errors.New("cassandra: server sent no certificate")
+	}
+	inter := x509.NewCertPool()
+	for _, c := range cs.PeerCertificates[1:] {
+		inter.AddCert(c)
+	}
+	_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+	return err
 }
 
 // Close ends the session.
@@ -320,7 +443,7 @@ func (d *DB) Read(ctx context.Context, table string, key []byte, fields []string
 	st := lookup(&d.stmts, opRead, table, nameList(fields), d.buildRead)
 	ctx, cancel := d.opCtx(ctx)
 	defer cancel()
-	iter := d.session.Query(st.cql, key).Consistency(d.readCL).Idempotent(true).IterContext(ctx)
+	iter := d.query(st.cql, key).Consistency(d.readCL).Idempotent(true).IterContext(ctx)
 	cols := iter.Columns()
 	rb := getRowBuf(len(cols))
 	defer putRowBuf(rb)
@@ -347,7 +470,7 @@ func (d *DB) Scan(ctx context.Context, table string, startKey []byte, count int,
 	defer cancel()
 	// One page holds the whole result (LIMIT), so there is no extra round
 	// trip for paging state.
-	iter := d.session.Query(st.cql, startKey, count).Consistency(d.readCL).Idempotent(true).
+	iter := d.query(st.cql, startKey, count).Consistency(d.readCL).Idempotent(true).
 		PageSize(count).IterContext(ctx)
 	cols := iter.Columns()
 	keyIdx := -1
@@ -393,7 +516,7 @@ func (d *DB) insert(ctx context.Context, table string, key []byte, values []adap
 	for i := range values {
 		args[i+1] = values[i].Value
 	}
-	return d.session.Query(st.cql, args...).Consistency(d.writeCL).ExecContext(ctx)
+	return d.query(st.cql, args...).Consistency(d.writeCL).ExecContext(ctx)
 }
 
 // Update implements adapters.DB with UPDATE ... SET f = ? WHERE y_id = ?.
@@ -409,7 +532,7 @@ func (d *DB) Update(ctx context.Context, table string, key []byte, values []adap
 	args[len(values)] = key
 	ctx, cancel := d.opCtx(ctx)
 	defer cancel()
-	if err := d.session.Query(st.cql, args...).Consistency(d.writeCL).ExecContext(ctx); err != nil {
+	if err := d.query(st.cql, args...).Consistency(d.writeCL).ExecContext(ctx); err != nil {
 		return d.fail("update", err)
 	}
 	return adapters.OK
@@ -421,7 +544,7 @@ func (d *DB) Delete(ctx context.Context, table string, key []byte) adapters.Stat
 	st := lookup(&d.stmts, opDelete, table, nameList(nil), d.buildDelete)
 	ctx, cancel := d.opCtx(ctx)
 	defer cancel()
-	if err := d.session.Query(st.cql, key).Consistency(d.writeCL).ExecContext(ctx); err != nil {
+	if err := d.query(st.cql, key).Consistency(d.writeCL).ExecContext(ctx); err != nil {
 		return d.fail("delete", err)
 	}
 	return adapters.OK
@@ -478,7 +601,6 @@ func statusOf(err error) adapters.Status {
 		errors.Is(err, gocql.ErrConnectionClosed),
 		errors.Is(err, gocql.ErrNoConnections),
 		errors.Is(err, gocql.ErrNoStreams),
-		errors.Is(err, gocql.ErrTooManyTimeouts),
 		errors.Is(err, gocql.ErrSessionClosed),
 		errors.Is(err, gocql.ErrUnavailable):
 		return adapters.ServiceUnavailable

@@ -21,19 +21,26 @@ func TestParseConfig(t *testing.T) {
 	if len(c.hosts) != 2 || c.port != 9042 || c.keyspace != "ycsb" || c.table != "usertable" {
 		t.Errorf("unexpected config %+v", c)
 	}
-	if c.readCL != gocql.Quorum || c.writeCL != gocql.One || c.numConns != 5 {
+	// YCSB's CassandraCQLClient defaults both levels to QUORUM.
+	if c.readCL != gocql.Quorum || c.writeCL != gocql.Quorum || c.numConns != 5 {
 		t.Errorf("consistency/conns: %v %v %d", c.readCL, c.writeCL, c.numConns)
 	}
 	if got := hostList(c); got != "10.0.0.1:9042,10.0.0.2:9043" {
 		t.Errorf("hostList = %s", got)
 	}
 	for props, want := range map[string]string{
-		"":                                      "hosts",
-		"hosts=h;cassandra.tracing=maybe":       "cassandra.tracing",
-		"hosts=h;cassandra.maxconnections=0":    "cassandra.maxconnections",
-		"hosts=h;cassandra.username=u":          "cassandra.username",
-		"hosts=h;table=user-table":              "table",
-		"hosts=h;cassandra.readtimeoutmillis=x": "cassandra.readtimeoutmillis",
+		"":                                             "hosts",
+		"hosts=h;cassandra.tracing=maybe":              "cassandra.tracing",
+		"hosts=h;cassandra.maxconnections=0":           "cassandra.maxconnections",
+		"hosts=h;cassandra.username=u":                 "cassandra.username",
+		"hosts=h;table=user-table":                     "table",
+		"hosts=h;cassandra.readtimeoutmillis=x":        "cassandra.readtimeoutmillis",
+		"hosts=h;cassandra.writeconsistencylevel=most": "cassandra.writeconsistencylevel",
+		"hosts=h;cassandra.useSSL=yes":                 "cassandra.useSSL",
+		"hosts=h;cassandra.ssl.ca=/x.pem":              "cassandra.ssl.ca",
+		"hosts=h;cassandra.useSSL=true;cassandra.ssl.ca=/nonexistent.pem": "cassandra.ssl.ca",
+		"hosts=h;cassandra.useSSL=true;cassandra.ssl.cert=/c.pem":         "cassandra.ssl.cert",
+		"hosts=h;cassandra.useSSL=true;cassandra.ssl.verifyhost=no":       "cassandra.ssl.verifyhost",
 	} {
 		m := map[string]string{}
 		for _, kv := range strings.Split(props, ";") {
@@ -96,5 +103,76 @@ func TestStatusOf(t *testing.T) {
 		statusOf(gocql.ErrTimeoutNoResponse) != adapters.ServiceUnavailable ||
 		statusOf(gocql.ErrNotFound) != adapters.NotFound {
 		t.Error("wrong mapping")
+	}
+}
+
+func TestDefaultsFollowYCSB(t *testing.T) {
+	c, err := parseConfig(properties.FromMap(map[string]string{"hosts": "h"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.readCL != gocql.Quorum || c.writeCL != gocql.Quorum {
+		t.Errorf("default consistency read %v write %v, want QUORUM (YCSB's default)", c.readCL, c.writeCL)
+	}
+	if c.tls != nil || c.tracing {
+		t.Errorf("TLS or tracing on by default")
+	}
+	info, err := adapters.Lookup("site.ycsb.db.CassandraCQLClient")
+	if err != nil || info.Name != "cassandra" {
+		t.Fatalf("class lookup: %v %v", info, err)
+	}
+	for _, k := range info.Properties {
+		if k.Name == propReadCL && k.Default != "QUORUM" {
+			t.Errorf("declared default of %s is %q", propReadCL, k.Default)
+		}
+	}
+}
+
+func TestSchemaOptions(t *testing.T) {
+	d := &DB{keyspace: "ycsb", table: "usertable"}
+	s, err := d.schemaFrom(properties.FromMap(map[string]string{propCompression: "ZstdCompressor", propCompaction: "LeveledCompactionStrategy"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.tableOptions(); got != " WITH compression = {'class': 'ZstdCompressor'} AND compaction = {'class': 'LeveledCompactionStrategy'}" {
+		t.Errorf("options %q", got)
+	}
+	s, err = d.schemaFrom(properties.FromMap(map[string]string{propCompression: "none"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(s.tableOptions(), "'enabled': 'false'") {
+		t.Errorf("none: %q", s.tableOptions())
+	}
+	for k, v := range map[string]string{propCompression: "gzip", propCompaction: "Leveled"} {
+		_, err := d.schemaFrom(properties.FromMap(map[string]string{k: v}))
+		if err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("%s=%s: error %v", k, v, err)
+		}
+	}
+}
+
+// TestDeclaresEveryPropertyRead parses the configuration and the schema
+// properties with read tracking on; the integration test also covers Open,
+// init and drop against a real server.
+func TestDeclaresEveryPropertyRead(t *testing.T) {
+	info, err := adapters.Lookup("cassandra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := properties.FromMap(map[string]string{"hosts": "h"})
+	p.TrackReads()
+	if _, err := parseConfig(p); err != nil {
+		t.Fatal(err)
+	}
+	d := &DB{keyspace: "ycsb", table: "usertable"}
+	if _, err := d.schemaFrom(p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.ReadKeys()) < 10 {
+		t.Fatalf("tracking saw only %v", p.ReadKeys())
+	}
+	if u := info.Undeclared(p.ReadKeys()); len(u) > 0 {
+		t.Errorf("read but not declared: %v", u)
 	}
 }

@@ -2,6 +2,7 @@ package cassandra
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -27,6 +28,23 @@ type schemaSpec struct {
 	fields      []string
 	replication string // CQL map literal
 	replDesc    string // human-readable form
+	compression string // class, or "none"
+	compaction  string // class
+}
+
+// Table options accepted by init: the classes Cassandra 5 ships.
+var (
+	compressions = []string{"LZ4Compressor", "SnappyCompressor", "DeflateCompressor", "ZstdCompressor", "none"}
+	compactions  = []string{"SizeTieredCompactionStrategy", "LeveledCompactionStrategy", "TimeWindowCompactionStrategy", "UnifiedCompactionStrategy"}
+)
+
+// tableOptions is the WITH clause of CREATE TABLE.
+func (s *schemaSpec) tableOptions() string {
+	comp := "{'class': '" + s.compression + "'}"
+	if s.compression == "none" {
+		comp = "{'enabled': 'false'}"
+	}
+	return " WITH compression = " + comp + " AND compaction = {'class': '" + s.compaction + "'}"
 }
 
 // schemaFrom reads the schema properties; keyspace and table fall back to
@@ -55,6 +73,12 @@ func (d *DB) schemaFrom(p *properties.Properties) (*schemaSpec, error) {
 	}
 	for i := int64(0); i < n; i++ {
 		s.fields = append(s.fields, prefix+strconv.FormatInt(i, 10))
+	}
+	if s.compression, err = p.OneOf(propCompression, "LZ4Compressor", compressions...); err != nil {
+		return nil, err
+	}
+	if s.compaction, err = p.OneOf(propCompaction, "SizeTieredCompactionStrategy", compactions...); err != nil {
+		return nil, err
 	}
 	class, err := p.OneOf(propReplClass, "SimpleStrategy", "SimpleStrategy", "NetworkTopologyStrategy")
 	if err != nil {
@@ -143,7 +167,7 @@ func (d *DB) CreateSchema(ctx context.Context, p *properties.Properties) (string
 		done = append(done, fmt.Sprintf("keyspace %s already exists", s.keyspace))
 	} else {
 		q := "CREATE KEYSPACE IF NOT EXISTS " + s.keyspace + " WITH replication = " + s.replication
-		if err := d.session.Query(q).Consistency(gocql.One).ExecContext(ctx); err != nil {
+		if err := d.ddl(ctx, q); err != nil {
 			return "", fmt.Errorf("cassandra: creating keyspace %s: %w", s.keyspace, err)
 		}
 		done = append(done, fmt.Sprintf("created keyspace %s (%s)", s.keyspace, s.replDesc))
@@ -161,14 +185,33 @@ func (d *DB) CreateSchema(ctx context.Context, p *properties.Properties) (string
 		for _, f := range s.fields {
 			b.WriteString(", " + f + " varchar")
 		}
-		b.WriteString(")")
-		if err := d.session.Query(b.String()).Consistency(gocql.One).ExecContext(ctx); err != nil {
+		b.WriteString(")" + s.tableOptions())
+		if err := d.ddl(ctx, b.String()); err != nil {
 			return "", fmt.Errorf("cassandra: creating table %s.%s: %w", s.keyspace, s.table, err)
 		}
-		done = append(done, fmt.Sprintf("created table %s.%s (%s varchar PRIMARY KEY, %s..%s varchar)",
-			s.keyspace, s.table, keyColumn, s.fields[0], s.fields[len(s.fields)-1]))
+		done = append(done, fmt.Sprintf("created table %s.%s (%s varchar PRIMARY KEY, %s..%s varchar; compression %s, compaction %s)",
+			s.keyspace, s.table, keyColumn, s.fields[0], s.fields[len(s.fields)-1], s.compression, s.compaction))
 	}
 	return strings.Join(done, "; "), nil
+}
+
+// ddl runs an idempotent schema statement (every one here says IF [NOT]
+// EXISTS). A DDL waits for schema agreement and, for a drop, a snapshot,
+// which on a loaded machine can outlast the per-request timeout (gocql
+// has no per-query timeout); as repeating the statement is harmless, a
+// client-side timeout is retried until ctx ends.
+func (d *DB) ddl(ctx context.Context, cql string) error {
+	for {
+		err := d.session.Query(cql).Consistency(gocql.One).ExecContext(ctx)
+		if err == nil || !errors.Is(err, gocql.ErrTimeoutNoResponse) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // DropSchema implements adapters.SchemaManager. By default it drops only
@@ -193,7 +236,7 @@ func (d *DB) DropSchema(ctx context.Context, p *properties.Properties) (string, 
 		if !ok {
 			return fmt.Sprintf("keyspace %s does not exist", s.keyspace), nil
 		}
-		if err := d.session.Query("DROP KEYSPACE IF EXISTS " + s.keyspace).ExecContext(ctx); err != nil {
+		if err := d.ddl(ctx, "DROP KEYSPACE IF EXISTS "+s.keyspace); err != nil {
 			return "", fmt.Errorf("cassandra: dropping keyspace %s: %w", s.keyspace, err)
 		}
 		return fmt.Sprintf("dropped keyspace %s", s.keyspace), nil
@@ -205,7 +248,7 @@ func (d *DB) DropSchema(ctx context.Context, p *properties.Properties) (string, 
 	if !ok {
 		return fmt.Sprintf("table %s.%s does not exist", s.keyspace, s.table), nil
 	}
-	if err := d.session.Query("DROP TABLE IF EXISTS " + s.keyspace + "." + s.table).ExecContext(ctx); err != nil {
+	if err := d.ddl(ctx, "DROP TABLE IF EXISTS "+s.keyspace+"."+s.table); err != nil {
 		return "", fmt.Errorf("cassandra: dropping table %s.%s: %w", s.keyspace, s.table, err)
 	}
 	return fmt.Sprintf("dropped table %s.%s (keyspace %s kept; cassandra.drop=keyspace drops it)", s.keyspace, s.table, s.keyspace), nil

@@ -36,10 +36,14 @@ func init() {
 	adapters.Register(adapters.Info{
 		Name:        "embedded",
 		Description: "embedded on-disk ordered store (Pebble LSM); the default when no db is given",
-		Properties: map[string]string{
-			PropDir:   "data directory (default " + DefaultDir() + ")",
-			PropSync:  "fsync every write (default false)",
-			PropCache: "block cache size in MiB (default 256)",
+		Properties: []properties.Known{
+			{Name: PropDir, Default: DefaultDir(), Help: "data directory (kept between load and run)"},
+			{Name: PropSync, Default: "false", Help: "fsync every write"},
+			{Name: PropCache, Default: "256", Help: "block cache size in MiB"},
+			{Name: "table", Default: "usertable", Help: "table named by init and drop (one key space per table)"},
+		},
+		Differences: []string{
+			"Not a YCSB binding: ycsbctl's own store, so that a run works with no server; no YCSB class maps to it.",
 		},
 		Driver: adapters.DriverFunc(Open),
 	})
@@ -169,24 +173,32 @@ func (d *DB) Read(_ context.Context, table string, key []byte, fields []string, 
 	if err != nil {
 		return adapters.Error
 	}
-	defer c.Close()
-	if into != nil {
-		if fill(into, v, fields) != nil {
-			return adapters.UnexpectedState
-		}
+	// v is valid until c is closed, so fill copies it first.
+	st := adapters.OK
+	if into != nil && fill(into, v, fields) != nil {
+		st = adapters.UnexpectedState
 	}
-	return adapters.OK
+	if c.Close() != nil {
+		return adapters.Error
+	}
+	return st
 }
 
 // Scan implements adapters.DB: count rows from startKey in key order.
-func (d *DB) Scan(_ context.Context, table string, startKey []byte, count int, fields []string, into *adapters.Rows) adapters.Status {
+func (d *DB) Scan(_ context.Context, table string, startKey []byte, count int, fields []string, into *adapters.Rows) (st adapters.Status) {
 	lower := rowKey(nil, table, startKey)
 	upper := append([]byte(table), 1)
 	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return adapters.Error
 	}
-	defer it.Close()
+	// Close returns the iterator's accumulated error: a scan that ran
+	// into one failed, even if its rows looked fine.
+	defer func() {
+		if it.Close() != nil && st == adapters.OK {
+			st = adapters.Error
+		}
+	}()
 	prefix := len(table) + 1
 	n := 0
 	for ok := it.First(); ok && n < count; ok = it.Next() {
@@ -231,9 +243,12 @@ func (d *DB) Update(_ context.Context, table string, key []byte, values []adapte
 		out = binary.AppendUvarint(out, uint64(len(value)))
 		out = append(out, value...)
 	})
-	c.Close()
+	cerr := c.Close()
 	if derr != nil {
 		return adapters.UnexpectedState
+	}
+	if cerr != nil {
+		return adapters.Error
 	}
 	out = encode(out, values)
 	*vp = out
@@ -263,8 +278,8 @@ func (d *DB) Delete(_ context.Context, table string, key []byte) adapters.Status
 	*kp = rowKey(*kp, table, key)
 	if _, c, err := d.db.Get(*kp); errors.Is(err, pebble.ErrNotFound) {
 		return adapters.NotFound
-	} else if err == nil {
-		c.Close()
+	} else if err == nil && c.Close() != nil {
+		return adapters.Error
 	}
 	if d.db.Delete(*kp, d.wopts) != nil {
 		return adapters.Error
@@ -273,9 +288,13 @@ func (d *DB) Delete(_ context.Context, table string, key []byte) adapters.Status
 }
 
 // BatchInsert writes a batch atomically.
-func (d *DB) BatchInsert(_ context.Context, table string, keys [][]byte, values [][]adapters.Field) adapters.Status {
+func (d *DB) BatchInsert(_ context.Context, table string, keys [][]byte, values [][]adapters.Field) (st adapters.Status) {
 	b := d.db.NewBatch()
-	defer b.Close()
+	defer func() {
+		if b.Close() != nil && st == adapters.OK {
+			st = adapters.Error
+		}
+	}()
 	var k, v []byte
 	for i := range keys {
 		k = rowKey(k, table, keys[i])
@@ -296,12 +315,12 @@ func (d *DB) CountRecords(_ context.Context, table string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer it.Close()
 	var n int64
 	for ok := it.First(); ok; ok = it.Next() {
 		n++
 	}
-	return n, it.Error()
+	// Close returns the iterator's accumulated error, if any.
+	return n, it.Close()
 }
 
 // CreateSchema has nothing to create: tables are key prefixes.

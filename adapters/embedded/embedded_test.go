@@ -46,7 +46,7 @@ func asMap(r *adapters.Record) map[string]string {
 
 func TestCRUD(t *testing.T) {
 	db := open(t, t.TempDir())
-	defer db.(adapters.Closer).Close()
+	defer func() { require.NoError(t, db.(adapters.Closer).Close()) }()
 	var rec adapters.Record
 
 	assert.Equal(t, adapters.NotFound, db.Read(ctx, "usertable", []byte("user1"), nil, &rec))
@@ -80,7 +80,7 @@ func TestCRUD(t *testing.T) {
 
 func TestScan(t *testing.T) {
 	db := open(t, t.TempDir())
-	defer db.(adapters.Closer).Close()
+	defer func() { require.NoError(t, db.(adapters.Closer).Close()) }()
 	for _, k := range []string{"user5", "user1", "user3", "user2", "user4"} {
 		require.Equal(t, adapters.OK, db.Insert(ctx, "usertable", []byte(k), fields("field0", "v-"+k, "field1", "w")))
 	}
@@ -123,7 +123,7 @@ func TestScan(t *testing.T) {
 
 func TestBatchInsertAndCount(t *testing.T) {
 	db := open(t, t.TempDir())
-	defer db.(adapters.Closer).Close()
+	defer func() { require.NoError(t, db.(adapters.Closer).Close()) }()
 	b, ok := db.(adapters.BatchInserter)
 	require.True(t, ok, "the embedded store batches inserts")
 	var keys [][]byte
@@ -151,7 +151,7 @@ func TestPersistsAndDrops(t *testing.T) {
 	require.NoError(t, db.(adapters.Closer).Close())
 
 	db = open(t, dir, embedded.PropSync, "true", embedded.PropCache, "8")
-	defer db.(adapters.Closer).Close()
+	defer func() { require.NoError(t, db.(adapters.Closer).Close()) }()
 	n, err := db.(adapters.RecordCounter).CountRecords(ctx, "usertable")
 	require.NoError(t, err)
 	assert.Equal(t, int64(20), n, "a load is visible to the next command")
@@ -173,7 +173,7 @@ func TestPersistsAndDrops(t *testing.T) {
 
 func TestConcurrentUse(t *testing.T) {
 	db := open(t, t.TempDir())
-	defer db.(adapters.Closer).Close()
+	defer func() { require.NoError(t, db.(adapters.Closer).Close()) }()
 	var wg sync.WaitGroup
 	for w := 0; w < 4; w++ {
 		wg.Add(1)
@@ -218,5 +218,26 @@ func TestOpenErrors(t *testing.T) {
 	}
 	info, err := adapters.Lookup("embedded")
 	require.NoError(t, err)
-	assert.Contains(t, info.Properties, embedded.PropDir)
+	_, ok := properties.FindKnown(info.Properties, embedded.PropDir)
+	assert.True(t, ok)
+}
+
+// TestDeclaresEveryPropertyRead runs Open, init and drop with read
+// tracking on and fails if a property read is not declared.
+func TestDeclaresEveryPropertyRead(t *testing.T) {
+	ctx := context.Background()
+	info, err := adapters.Lookup("embedded")
+	require.NoError(t, err)
+	p := properties.FromMap(map[string]string{embedded.PropDir: t.TempDir()})
+	p.TrackReads()
+	db, err := embedded.Open(ctx, p)
+	require.NoError(t, err)
+	defer func() { _ = db.(adapters.Closer).Close() }()
+	sm := db.(adapters.SchemaManager)
+	_, err = sm.CreateSchema(ctx, p)
+	require.NoError(t, err)
+	_, err = sm.DropSchema(ctx, p)
+	require.NoError(t, err)
+	assert.Contains(t, p.ReadKeys(), "table")
+	assert.Empty(t, info.Undeclared(p.ReadKeys()), "read but not declared in adapters.Info.Properties")
 }

@@ -11,6 +11,7 @@ package hbase
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -54,20 +55,36 @@ const (
 	propBatchParallel  = "hbase.batchparallelism"
 	propKerberosPrinc  = "principal"
 	propKerberosKeytab = "keytab"
+	propScanValueFilt  = "hbase.usescanvaluefiltering"
+	propScanFilterOp   = "hbase.scanfilteroperator"
+	propScanFilterVal  = "hbase.scanfiltervalue"
+	propCompression    = "hbase.compression"
+	propBlockEncoding  = "hbase.datablockencoding"
+	propBlockCache     = "hbase.blockcache"
+	propInMemory       = "hbase.inmemory"
+	propMaxFileSize    = "hbase.maxfilesize"
 )
+
+// defaultScanFilterValue is YCSB's: 0x7F followed by 99 0xFF bytes, so that
+// LESS_OR_EQUAL keeps practically every value.
+var defaultScanFilterValue = "7F" + strings.Repeat("FF", 99)
+
+// compareOps maps YCSB's (Java CompareOperator) names to gohbase's.
+var compareOps = map[string]filter.CompareType{
+	"LESS":             filter.Less,
+	"LESS_OR_EQUAL":    filter.LessOrEqual,
+	"EQUAL":            filter.Equal,
+	"NOT_EQUAL":        filter.NotEqual,
+	"GREATER_OR_EQUAL": filter.GreaterOrEqual,
+	"GREATER":          filter.Greater,
+	"NO_OP":            filter.NoOp,
+}
 
 const (
 	defaultTimeout       = 10000 // ms
 	defaultWriteBuffer   = 12 * 1024 * 1024
 	defaultPresplit      = 10
 	defaultBatchParallel = 64
-	// approxRecordBytes is a YCSB record with default settings (10 fields of
-	// 100 bytes) plus per-cell overhead; it turns writebuffersize into a
-	// number of queued RPCs.
-	approxRecordBytes = 1200
-	// bufferedFlushInterval is how long a buffered write may wait for others
-	// to share its MultiRequest (gohbase's default).
-	bufferedFlushInterval = 20 * time.Millisecond
 )
 
 func init() {
@@ -79,26 +96,54 @@ func init() {
 	logrus.SetLevel(logrus.WarnLevel)
 	logrus.SetOutput(&limitedWriter{w: os.Stderr, per: errLogInterval, burst: 5})
 	adapters.Register(adapters.Info{
-		Name:        "hbase",
-		Aliases:     []string{"hbase2", "hbase1"},
+		Name:    "hbase",
+		Aliases: []string{"hbase2", "hbase1", "hbase10", "hbase12", "hbase14", "hbase20"},
+		Classes: []string{
+			"site.ycsb.db.hbase2.HBaseClient2", "site.ycsb.db.hbase1.HBaseClient1",
+			"site.ycsb.db.HBaseClient10", "com.yahoo.ycsb.db.HBaseClient10",
+			"site.ycsb.db.hbase12.HBaseClient12", "com.yahoo.ycsb.db.hbase12.HBaseClient12",
+			"site.ycsb.db.hbase14.HBaseClient14", "com.yahoo.ycsb.db.hbase14.HBaseClient14",
+			"site.ycsb.db.hbase20.HBaseClient20", "com.yahoo.ycsb.db.hbase20.HBaseClient20",
+			"site.ycsb.db.HBaseClient", "com.yahoo.ycsb.db.HBaseClient",
+		},
 		Description: "Apache HBase via gohbase, compatible with YCSB's hbase2 binding",
-		Properties: map[string]string{
-			propTable:         "table (default usertable)",
-			propColumnFamily:  "column family holding the fields (required)",
-			propQuorum:        "ZooKeeper quorum, comma list of host or host:port (default 127.0.0.1; `hosts` is accepted too)",
-			propClientPort:    "ZooKeeper port for quorum hosts without one (default 2181)",
-			propZnodeParent:   "HBase root znode (default /hbase)",
-			propClientBuffer:  "true: batch writes in gohbase's RPC queue (see writebuffersize); default false",
-			propWriteBuffer:   "with clientbuffering: bytes of writes per batch, mapped to a queue length (default 12582912)",
-			propDurability:    "USE_DEFAULT (default), SKIP_WAL, ASYNC_WAL, SYNC_WAL or FSYNC_WAL for puts and deletes",
-			propTimeout:       "per-call timeout in ms (default 10000)",
-			propUsePageFilter: "scans add a PageFilter so regions stop after the requested rows (default true)",
-			propFieldCount:    "accepted for compatibility (HBase rows are schemaless)",
-			propPresplitN:     "init: number of regions, split evenly over hashed YCSB keys (default 10)",
-			propPresplitKeys:  "init: explicit comma list of split keys, e.g. user1,user2,...,user9 (overrides hbase.presplit.regions)",
-			propRPCQueueSize:  "override gohbase's RPC queue size (advanced)",
-			propFlushInterval: "override gohbase's flush interval in ms (advanced)",
-			propBatchParallel: "puts in flight per BatchInsert call (default 64)",
+		Properties: []properties.Known{
+			{Name: propTable, Default: "usertable", Help: "table"},
+			{Name: propColumnFamily, Help: "column family holding the fields (required)"},
+			{Name: propQuorum, Default: "127.0.0.1", Help: "ZooKeeper quorum, comma list of host or host:port"},
+			{Name: propHosts, Help: "used as the ZooKeeper quorum when hbase.zookeeper.quorum is unset"},
+			{Name: propClientPort, Default: "2181", Help: "ZooKeeper port for quorum hosts without one"},
+			{Name: propZnodeParent, Default: "/hbase", Help: "HBase root znode"},
+			{Name: propClientBuffer, Default: "false", Help: "true: each client thread buffers its puts and deletes (YCSB's BufferedMutator): a write returns once buffered; the buffer is sent when it reaches writebuffersize and at cleanup"},
+			{Name: propWriteBuffer, Default: strconv.Itoa(defaultWriteBuffer), Help: "with clientbuffering: bytes (HBase heap-size estimate) buffered per thread before it is sent"},
+			{Name: propDurability, Default: "USE_DEFAULT", Help: "USE_DEFAULT, SKIP_WAL, ASYNC_WAL, SYNC_WAL or FSYNC_WAL for puts and deletes"},
+			{Name: propUsePageFilter, Default: "true", Help: "scans add a PageFilter so regions stop after the requested rows"},
+			{Name: propScanValueFilt, Default: "false", Help: "true: scans add a ValueFilter (hbase.scanfilteroperator, hbase.scanfiltervalue), as YCSB"},
+			{Name: propScanFilterOp, Default: "less_or_equal", Help: "ValueFilter comparison: less, less_or_equal, equal, not_equal, greater_or_equal, greater, no_op"},
+			{Name: propScanFilterVal, Default: defaultScanFilterValue, Help: "ValueFilter operand as hex (binary comparison); default 0x7F then 99 0xFF bytes"},
+			{Name: propTimeout, Default: strconv.Itoa(defaultTimeout), Help: "per-call timeout in ms (ycsbctl addition: gohbase waits forever without one)"},
+			{Name: propFieldCount, Default: "10", Help: "accepted for compatibility (HBase rows are schemaless)"},
+			{Name: propPresplitN, Default: strconv.Itoa(defaultPresplit), Help: "init: number of regions, split evenly over hashed YCSB keys"},
+			{Name: propPresplitKeys, Help: "init: explicit comma list of split keys, e.g. user1,user2,...,user9 (overrides hbase.presplit.regions)"},
+			{Name: propCompression, Default: "NONE", Help: "init: column family compression (NONE, GZ; SNAPPY, LZ4, ZSTD, LZO, BZIP2 need codecs on the servers)"},
+			{Name: propBlockEncoding, Default: "NONE", Help: "init: data block encoding: NONE, PREFIX, DIFF, FAST_DIFF or ROW_INDEX_V1"},
+			{Name: propBlockCache, Default: "true", Help: "init: cache the family's data blocks on read"},
+			{Name: propInMemory, Default: "false", Help: "init: give the family's blocks in-memory priority in the block cache"},
+			{Name: propMaxFileSize, Help: "init: table MAX_FILESIZE in bytes, the store size at which a region splits (default: the server's hbase.hregion.max.filesize)"},
+			{Name: propRPCQueueSize, Help: "override gohbase's RPC queue size (advanced)"},
+			{Name: propFlushInterval, Help: "override gohbase's flush interval in ms (advanced)"},
+			{Name: propBatchParallel, Default: strconv.Itoa(defaultBatchParallel), Help: "puts in flight per BatchInsert call or buffer flush"},
+			{Name: propKerberosPrinc, Help: "Kerberos principal: not supported (an error when set)"},
+			{Name: propKerberosKeytab, Help: "Kerberos keytab: not supported (an error when set)"},
+		},
+		Differences: []string{
+			"clientbuffering: gohbase has no BufferedMutator; ycsbctl keeps a per-thread buffer of puts and deletes, flushed at writebuffersize bytes (HBase's heap-size estimate of the mutations) and at cleanup by sending them concurrently so that gohbase batches them per RegionServer. Failed buffered writes are retried by gohbase until hbase.timeout, then counted and reported (the insert that triggered the flush, or cleanup, fails).",
+			"clientbuffering: YCSB also records the cleanup flush as an UPDATE sample; ycsbctl records it only as CLEANUP, so UPDATE counts equal the operations issued.",
+			"batchsize: YCSB's HBase binding ignores it (each insert is its own put and INSERT sample); ycsbctl's load with batchsize > 1 sends a batch as concurrent puts and records one INSERT sample per batch, so leave batchsize at 1 (or use clientbuffering) to compare with YCSB.",
+			"principal/keytab: Kerberos is not supported by gohbase; setting them is an error instead of a login.",
+			"debug: YCSB's per-operation printing is not implemented (it would distort timings).",
+			"hbase.timeout, hbase.rpcqueuesize, hbase.flushintervalmillis, hbase.batchparallelism are ycsbctl additions (gohbase's knobs); HBase client settings of hbase-site.xml other than the ZooKeeper ones are not read.",
+			"Schema: YCSB's binding creates nothing; ycsbctl init creates the table with one version per cell and HBase's defaults (DATA_BLOCK_ENCODING NONE, not gohbase's FAST_DIFF) unless the hbase.* init properties say otherwise.",
 		},
 		Driver: adapters.DriverFunc(open),
 	})
@@ -117,9 +162,15 @@ type DB struct {
 	timeout     time.Duration
 	durability  hrpc.DurabilityType
 	pageFilter  bool
-	batchPar    int
-	names       nameInterner
-	errLog      errLimiter
+	// valueFilter is YCSB's optional scan ValueFilter (nil: off).
+	valueFilter filter.Filter
+	buffering   bool
+	writeBuffer int64
+	// failedBuffered counts buffered writes that could not be written.
+	failedBuffered atomic.Int64
+	batchPar       int
+	names          nameInterner
+	errLog         errLimiter
 
 	adminMu sync.Mutex
 	admin   gohbase.AdminClient
@@ -202,6 +253,9 @@ func open(ctx context.Context, p *properties.Properties) (adapters.DB, error) {
 	if d.pageFilter, err = p.Bool(propUsePageFilter, true); err != nil {
 		return nil, err
 	}
+	if d.valueFilter, err = scanValueFilter(p); err != nil {
+		return nil, err
+	}
 	if _, err := p.NonNegInt64(propFieldCount, 10); err != nil {
 		return nil, err
 	}
@@ -211,31 +265,18 @@ func open(ctx context.Context, p *properties.Properties) (adapters.DB, error) {
 	}
 	d.batchPar = int(bp)
 
-	// Mapping of YCSB's write buffering onto gohbase. YCSB's client either
-	// sends each put at once (clientbuffering=false) or collects puts in a
-	// BufferedMutator of writebuffersize bytes. gohbase instead queues RPCs
-	// per RegionServer and sends a queue as one MultiRequest when it holds
-	// RpcQueueSize calls or FlushInterval has passed, whichever is first;
-	// calls still return only once acknowledged.
-	//  - clientbuffering=false: FlushInterval 0, so no call waits for a
-	//    timer (gohbase's default 20 ms costs a lone caller ~20 ms per put);
-	//    calls that are queued at the same moment still share a request.
-	//  - clientbuffering=true: RpcQueueSize = writebuffersize / ~1.2 KB (one
-	//    YCSB record), clamped to [2, 4096], and a 20 ms FlushInterval, so
-	//    concurrent writers fill larger batches as a write buffer would.
-	buffering, err := p.Bool(propClientBuffer, false)
-	if err != nil {
+	// YCSB's write buffering is done by each worker handle (see
+	// buffered.go); the shared client sends every call at once
+	// (FlushInterval 0: gohbase's default 20 ms timer costs a lone caller
+	// ~20 ms per put), while calls queued at the same moment, such as a
+	// buffer being flushed, still share a MultiRequest per RegionServer.
+	if d.buffering, err = p.Bool(propClientBuffer, false); err != nil {
 		return nil, err
 	}
-	wbs, err := p.PositiveInt64(propWriteBuffer, defaultWriteBuffer)
-	if err != nil {
+	if d.writeBuffer, err = p.PositiveInt64(propWriteBuffer, defaultWriteBuffer); err != nil {
 		return nil, err
 	}
 	queue, flush := 100, time.Duration(0)
-	if buffering {
-		queue = int(min(max(wbs/approxRecordBytes, 2), 4096))
-		flush = bufferedFlushInterval
-	}
 	if p.Has(propRPCQueueSize) {
 		n, err := p.PositiveInt64(propRPCQueueSize, 100)
 		if err != nil {
@@ -367,15 +408,22 @@ func (d *DB) Scan(ctx context.Context, table string, startKey []byte, count int,
 		hrpc.Families(d.families(fields)),
 		hrpc.NumberOfRows(uint32(min(count, 1<<20))),
 	}
-	if d.pageFilter {
+	switch {
+	case d.pageFilter && d.valueFilter != nil:
+		opts = append(opts, hrpc.Filters(filter.NewList(filter.MustPassAll, filter.NewPageFilter(int64(count)), d.valueFilter)))
+	case d.pageFilter:
 		opts = append(opts, hrpc.Filters(filter.NewPageFilter(int64(count))))
+	case d.valueFilter != nil:
+		opts = append(opts, hrpc.Filters(d.valueFilter))
 	}
 	scan, err := hrpc.NewScanRange(ctx, d.tableName(table), clone(startKey), nil, opts...)
 	if err != nil {
 		return d.fail("scan", err)
 	}
 	sc := d.client.Scan(scan)
-	defer sc.Close()
+	// Rows and their errors come from Next; Close only releases the
+	// region server's scanner, and failing that does not undo a read.
+	defer func() { _ = sc.Close() }()
 	for into.N < count {
 		res, err := sc.Next()
 		if err != nil {
@@ -481,6 +529,36 @@ func (d *DB) BatchInsert(ctx context.Context, table string, keys [][]byte, value
 		return d.fail("batch insert", err)
 	}
 	return adapters.OK
+}
+
+// scanValueFilter builds YCSB's optional scan ValueFilter from
+// hbase.usescanvaluefiltering, hbase.scanfilteroperator and
+// hbase.scanfiltervalue (hex); blank operator or value take YCSB's defaults.
+func scanValueFilter(p *properties.Properties) (filter.Filter, error) {
+	on, err := p.Bool(propScanValueFilt, false)
+	if err != nil {
+		return nil, err
+	}
+	opName := p.String(propScanFilterOp, "")
+	if opName == "" {
+		opName = "less_or_equal"
+	}
+	op, ok := compareOps[strings.ToUpper(opName)]
+	if !ok {
+		return nil, &properties.Error{Property: propScanFilterOp, Value: opName, Expected: "one of less, less_or_equal, equal, not_equal, greater_or_equal, greater, no_op"}
+	}
+	hexVal := p.String(propScanFilterVal, "")
+	if hexVal == "" {
+		hexVal = defaultScanFilterValue
+	}
+	val, err := hex.DecodeString(hexVal)
+	if err != nil {
+		return nil, &properties.Error{Property: propScanFilterVal, Value: hexVal, Expected: "a hexadecimal byte string, e.g. 7FFF"}
+	}
+	if !on {
+		return nil, nil
+	}
+	return filter.NewValueFilter(filter.NewCompareFilter(op, filter.NewBinaryComparator(filter.NewByteArrayComparable(val)))), nil
 }
 
 // errEOF is how gohbase scanners say there are no more rows.
@@ -606,7 +684,9 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 	now := time.Now()
 	if now.Sub(l.start) >= l.per {
 		if l.dropped > 0 {
-			fmt.Fprintf(l.w, "gohbase: %d more log lines dropped\n", l.dropped)
+			if _, err := fmt.Fprintf(l.w, "gohbase: %d more log lines dropped\n", l.dropped); err != nil {
+				return 0, err
+			}
 		}
 		l.start, l.n, l.dropped = now, 0, 0
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"github.com/tsuna/gohbase"
 	"github.com/tsuna/gohbase/filter"
 	"github.com/tsuna/gohbase/hrpc"
+	"github.com/tsuna/gohbase/pb"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
@@ -113,6 +116,10 @@ func (d *DB) CreateSchema(ctx context.Context, p *properties.Properties) (string
 	if err != nil {
 		return "", err
 	}
+	opts, err := schemaOptionsFrom(p)
+	if err != nil {
+		return "", err
+	}
 	ctx, cancel := d.schemaCtx(ctx)
 	defer cancel()
 	exists, err := d.tableExists(ctx, table)
@@ -123,13 +130,13 @@ func (d *DB) CreateSchema(ctx context.Context, p *properties.Properties) (string
 		return fmt.Sprintf("table %s already exists (left unchanged)", table), nil
 	}
 	err = withRetry(ctx, func(ctx context.Context) error {
-		var opts []func(*hrpc.CreateTable)
+		var so []func(*hrpc.CreateTable)
 		if len(splits) > 0 {
-			opts = append(opts, hrpc.SplitKeys(splits))
+			so = append(so, hrpc.SplitKeys(splits))
 		}
 		ct := hrpc.NewCreateTable(ctx, []byte(table),
-			map[string]map[string]string{family: {"VERSIONS": "1"}}, opts...)
-		return d.adminClient().CreateTable(ct)
+			map[string]map[string]string{family: opts.familyAttrs()}, so...)
+		return d.createTable(ctx, createTableCall{CreateTable: ct, tableAttrs: opts.tableAttrs()})
 	})
 	if err != nil {
 		if strings.Contains(err.Error(), "TableExistsException") {
@@ -138,7 +145,159 @@ func (d *DB) CreateSchema(ctx context.Context, p *properties.Properties) (string
 		}
 		return "", fmt.Errorf("hbase: creating table %s: %w", table, err)
 	}
-	return fmt.Sprintf("created table %s with column family %s, %d regions (%s)", table, family, len(splits)+1, how), nil
+	return fmt.Sprintf("created table %s with column family %s (%s), %d regions (%s)", table, family, opts.describe(), len(splits)+1, how), nil
+}
+
+// schemaOptions are the storage settings init applies (the ones the YCSB
+// studies vary).
+type schemaOptions struct {
+	compression string
+	encoding    string
+	blockCache  bool
+	inMemory    bool
+	maxFileSize int64 // 0: the server's default
+}
+
+var (
+	compressions = []string{"NONE", "GZ", "SNAPPY", "LZ4", "ZSTD", "LZO", "BZIP2"}
+	encodings    = []string{"NONE", "PREFIX", "DIFF", "FAST_DIFF", "ROW_INDEX_V1"}
+)
+
+func oneOfUpper(p *properties.Properties, key, def string, allowed []string) (string, error) {
+	v := strings.ToUpper(p.String(key, def))
+	for _, a := range allowed {
+		if v == a {
+			return v, nil
+		}
+	}
+	return "", &properties.Error{Property: key, Value: p.String(key, def), Expected: "one of " + strings.Join(allowed, ", ")}
+}
+
+func schemaOptionsFrom(p *properties.Properties) (schemaOptions, error) {
+	var o schemaOptions
+	var err error
+	if o.compression, err = oneOfUpper(p, propCompression, "NONE", compressions); err != nil {
+		return o, err
+	}
+	if o.encoding, err = oneOfUpper(p, propBlockEncoding, "NONE", encodings); err != nil {
+		return o, err
+	}
+	if o.blockCache, err = p.Bool(propBlockCache, true); err != nil {
+		return o, err
+	}
+	if o.inMemory, err = p.Bool(propInMemory, false); err != nil {
+		return o, err
+	}
+	if p.Has(propMaxFileSize) {
+		// HBase refuses regions smaller than 2 MiB (hbase.hregion.max.filesize.limit checks).
+		if o.maxFileSize, err = p.PositiveInt64(propMaxFileSize, 0); err != nil {
+			return o, err
+		}
+		if o.maxFileSize < 2<<20 {
+			return o, &properties.Error{Property: propMaxFileSize, Value: strconv.FormatInt(o.maxFileSize, 10), Expected: "at least 2097152 bytes (HBase's lower limit)"}
+		}
+	}
+	return o, nil
+}
+
+// familyAttrs are the column family's attributes. gohbase fills in its own
+// defaults for every attribute not given, and its DATA_BLOCK_ENCODING
+// default (FAST_DIFF) is not HBase's (NONE), so all are explicit.
+func (o schemaOptions) familyAttrs() map[string]string {
+	return map[string]string{
+		"VERSIONS":            "1", // YCSB reads only the latest
+		"COMPRESSION":         o.compression,
+		"DATA_BLOCK_ENCODING": o.encoding,
+		"BLOCKCACHE":          strconv.FormatBool(o.blockCache),
+		"IN_MEMORY":           strconv.FormatBool(o.inMemory),
+	}
+}
+
+func (o schemaOptions) tableAttrs() map[string]string {
+	if o.maxFileSize == 0 {
+		return nil
+	}
+	return map[string]string{"MAX_FILESIZE": strconv.FormatInt(o.maxFileSize, 10)}
+}
+
+func (o schemaOptions) describe() string {
+	s := fmt.Sprintf("COMPRESSION %s, DATA_BLOCK_ENCODING %s, BLOCKCACHE %t, IN_MEMORY %t, VERSIONS 1",
+		o.compression, o.encoding, o.blockCache, o.inMemory)
+	if o.maxFileSize > 0 {
+		s += fmt.Sprintf(", MAX_FILESIZE %d", o.maxFileSize)
+	}
+	return s
+}
+
+// createTableCall is gohbase's CreateTable with table-level attributes
+// (MAX_FILESIZE), which this gohbase version cannot express.
+type createTableCall struct {
+	*hrpc.CreateTable
+	tableAttrs map[string]string
+}
+
+// ToProto adds the table attributes to gohbase's request.
+func (c createTableCall) ToProto() proto.Message {
+	m := c.CreateTable.ToProto().(*pb.CreateTableRequest)
+	keys := make([]string, 0, len(c.tableAttrs))
+	for k := range c.tableAttrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		m.TableSchema.Attributes = append(m.TableSchema.Attributes, &pb.BytesBytesPair{First: []byte(k), Second: []byte(c.tableAttrs[k])})
+	}
+	return m
+}
+
+// rpcSender is the admin client's generic call, which gohbase's
+// AdminClient interface does not list.
+type rpcSender interface {
+	SendRPC(hrpc.Call) (proto.Message, error)
+}
+
+// createTable sends the request to the master and waits for the create
+// procedure to finish, as AdminClient.CreateTable does.
+func (d *DB) createTable(ctx context.Context, c createTableCall) error {
+	s, ok := d.adminClient().(rpcSender)
+	if !ok {
+		return fmt.Errorf("hbase: this gohbase admin client cannot send table attributes")
+	}
+	msg, err := s.SendRPC(c)
+	if err != nil {
+		return err
+	}
+	resp, ok := msg.(*pb.CreateTableResponse)
+	if !ok {
+		return fmt.Errorf("hbase: unexpected reply %T to CreateTable", msg)
+	}
+	backoff := 50 * time.Millisecond
+	for {
+		msg, err := s.SendRPC(hrpc.NewGetProcedureState(ctx, resp.GetProcId()))
+		if err != nil {
+			return err
+		}
+		st, ok := msg.(*pb.GetProcedureResultResponse)
+		if !ok {
+			return fmt.Errorf("hbase: unexpected reply %T to GetProcedureState", msg)
+		}
+		switch st.GetState() {
+		case pb.GetProcedureResultResponse_NOT_FOUND:
+			return fmt.Errorf("hbase: create procedure %d not found", resp.GetProcId())
+		case pb.GetProcedureResultResponse_FINISHED:
+			if fe := st.GetException(); fe != nil {
+				ge := fe.GetGenericException()
+				return fmt.Errorf("hbase: create table failed: %s: %s", ge.GetClassName(), ge.GetMessage())
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, time.Second)
+	}
 }
 
 // DropSchema implements adapters.SchemaManager: disable, then delete the
@@ -187,7 +346,8 @@ func (d *DB) CountRecords(ctx context.Context, table string) (int64, error) {
 		return 0, err
 	}
 	sc := d.client.Scan(scan)
-	defer sc.Close()
+	// The count comes from Next; Close only releases the server's scanner.
+	defer func() { _ = sc.Close() }()
 	var n int64
 	for {
 		res, err := sc.Next()

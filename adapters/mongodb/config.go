@@ -27,6 +27,7 @@ const (
 	propTimeout    = "mongodb.timeout"
 	propConnTimout = "mongodb.connecttimeout"
 	propInitChunks = "mongodb.shard.initialchunks"
+	propBalancer   = "mongodb.shard.balancer"
 
 	// defaultURL is YCSB's default, including its w=1.
 	defaultURL      = "mongodb://localhost:27017/ycsb?w=1"
@@ -39,20 +40,29 @@ const (
 	redacted = "REDACTED"
 )
 
-// propertyHelp is what `ycsbctl help mongodb` lists.
-var propertyHelp = map[string]string{
-	propURL: "connection string (default " + defaultURL + "); the path names the database " +
-		"(empty or admin: ycsb); w, journal, readPreference, maxPoolSize... are read by the driver. Credentials are never logged.",
-	propUpsert:     "true: inserts are ReplaceOne/bulk replace with upsert instead of InsertOne/InsertMany (default false)",
-	propBatchSize:  "records per InsertMany (unordered) during load (default 1)",
-	propTable:      "collection name for init/drop (default usertable)",
-	propWriteConc:  "legacy YCSB alias added to the URL unless set there: unacknowledged|errors_ignored|acknowledged|journaled|replica_acknowledged|majority",
-	propReadPref:   "legacy YCSB alias added to the URL unless set there: primary|primary_preferred|secondary|secondary_preferred|nearest",
-	propMaxConns:   "legacy YCSB alias for the URL option maxPoolSize",
-	propWaitQueue:  "accepted for YCSB compatibility and ignored (the Go driver has no wait-queue multiple)",
-	propTimeout:    "deadline of every operation in ms (default 10000); an expired deadline is SERVICE_UNAVAILABLE",
-	propConnTimout: "ms to connect and answer the first ping at start-up; also the driver's connectTimeoutMS unless the URL sets it (default 10000)",
-	propInitChunks: "numInitialChunks for shardCollection when connected to a mongos (default 0: server default); ignored for non-empty collections",
+// knownProperties declares every property the adapter reads, in the
+// order `ycsbctl dbs` lists them.
+var knownProperties = []properties.Known{
+	{Name: propURL, Default: defaultURL, Help: "connection string; the path names the database (empty or admin: ycsb); w, journal, readPreference, maxPoolSize... are read by the driver. Credentials are never logged."},
+	{Name: propBatchSize, Default: "1", Help: "records per unordered InsertMany, in load and (per client thread, as YCSB) in run"},
+	{Name: propUpsert, Default: "false", Help: "true: inserts are ReplaceOne/bulk replace with upsert instead of InsertOne/InsertMany"},
+	{Name: propTable, Default: defaultTable, Help: "collection"},
+	{Name: propWriteConc, Help: "legacy YCSB alias added to the URL unless set there: unacknowledged|errors_ignored|acknowledged|journaled|replica_acknowledged|majority"},
+	{Name: propReadPref, Help: "legacy YCSB alias added to the URL unless set there: primary|primary_preferred|secondary|secondary_preferred|nearest"},
+	{Name: propMaxConns, Help: "legacy YCSB alias for the URL option maxPoolSize"},
+	{Name: propWaitQueue, Help: "accepted for YCSB compatibility and ignored (the Go driver has no wait-queue multiple)"},
+	{Name: propTimeout, Default: strconv.Itoa(defaultTimeoutMS), Help: "deadline of every operation in ms; an expired deadline is SERVICE_UNAVAILABLE"},
+	{Name: propConnTimout, Default: strconv.Itoa(defaultConnectTimeoutMS), Help: "ms to connect and answer the first ping at start-up; also the driver's connectTimeoutMS unless the URL sets it"},
+	{Name: propInitChunks, Default: "0", Help: "init on a mongos: numInitialChunks for shardCollection (0: server default); not applied to a non-empty collection"},
+	{Name: propBalancer, Default: "true", Help: "init on a mongos: false stops the balancer (balancerStop), so that chunk migrations do not disturb the run"},
+}
+
+// differences are the ways this adapter differs from YCSB's MongoDbClient.
+var differences = []string{
+	"batchsize in the run phase: YCSB keeps a client thread's unsent batch when the thread ends (those inserts are never written); ycsbctl writes it at the thread's cleanup (measured as CLEANUP).",
+	"mongodb.threadsAllowedToBlockForConnectionMultiplier is ignored: the Go driver has no wait queue multiple (requests wait for a pooled connection until the operation deadline).",
+	"mongodb.timeout and mongodb.connecttimeout are ycsbctl additions: the Java driver's defaults have no per-operation deadline.",
+	"Schema: YCSB's binding creates nothing; ycsbctl init creates the collection and, on a mongos, shards it on hashed _id (initial chunks, balancer stop). These are not verifiable on FerretDB, which has no mongos.",
 }
 
 // config is the parsed, validated configuration. url holds credentials and
@@ -67,6 +77,7 @@ type config struct {
 	timeout        time.Duration
 	connectTimeout time.Duration
 	initialChunks  int32
+	stopBalancer   bool
 	cs             *connstring.ConnString
 	secrets        []string
 }
@@ -131,6 +142,9 @@ func parseConfig(p *properties.Properties) (*config, error) {
 	if c.initialChunks, err = parseInitialChunks(p, 0); err != nil {
 		return nil, err
 	}
+	if c.stopBalancer, err = parseStopBalancer(p, false); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -140,6 +154,16 @@ func parseTable(p *properties.Properties, def string) (string, error) {
 		return "", &properties.Error{Property: propTable, Value: t, Expected: "a MongoDB collection name (non-empty, no '$' or NUL)"}
 	}
 	return t, nil
+}
+
+// parseStopBalancer reads mongodb.shard.balancer (true keeps the balancer
+// running) and returns whether init should stop it.
+func parseStopBalancer(p *properties.Properties, def bool) (bool, error) {
+	on, err := p.Bool(propBalancer, !def)
+	if err != nil {
+		return false, err
+	}
+	return !on, nil
 }
 
 func parseInitialChunks(p *properties.Properties, def int32) (int32, error) {

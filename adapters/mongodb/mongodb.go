@@ -45,8 +45,10 @@ import (
 func init() {
 	adapters.Register(adapters.Info{
 		Name:        "mongodb",
+		Classes:     []string{"site.ycsb.db.MongoDbClient", "com.yahoo.ycsb.db.MongoDbClient"},
 		Description: "MongoDB (official Go driver v2); YCSB MongoDbClient semantics",
-		Properties:  propertyHelp,
+		Properties:  knownProperties,
+		Differences: differences,
 		Driver:      adapters.DriverFunc(Open),
 	})
 }

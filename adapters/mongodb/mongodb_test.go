@@ -29,7 +29,7 @@ func TestRegistered(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{propURL, propUpsert, propTimeout, propConnTimout, propInitChunks, propBatchSize} {
-		if info.Properties[k] == "" {
+		if kn, ok := properties.FindKnown(info.Properties, k); !ok || kn.Help == "" {
 			t.Errorf("property %s is not documented", k)
 		}
 	}
@@ -342,8 +342,7 @@ func TestOpenUnreachable(t *testing.T) {
 	start := time.Now()
 	db, err := Open(context.Background(), p)
 	if err == nil {
-		db.(adapters.Closer).Close()
-		t.Fatal("Open succeeded against a closed port")
+		t.Fatalf("Open succeeded against a closed port (close: %v)", db.(adapters.Closer).Close())
 	}
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("Open took %v with a 300 ms connect timeout", el)
@@ -351,5 +350,82 @@ func TestOpenUnreachable(t *testing.T) {
 	msg := err.Error()
 	if !strings.Contains(msg, propURL) || !strings.Contains(msg, "127.0.0.1:1") || strings.Contains(msg, pw) || strings.Contains(msg, "bob") {
 		t.Errorf("error: %s", msg)
+	}
+}
+
+func TestBalancerAndBatchProperties(t *testing.T) {
+	c, err := parseConfig(props(propBalancer, "false", propBatchSize, "3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.stopBalancer || c.batchSize != 3 {
+		t.Fatalf("config %+v", c)
+	}
+	if c, _ := parseConfig(properties.New()); c.stopBalancer {
+		t.Fatal("balancer stopped by default")
+	}
+	if _, err := parseConfig(props(propBalancer, "off")); err == nil || !strings.Contains(err.Error(), propBalancer) {
+		t.Fatalf("bad balancer value: %v", err)
+	}
+	if got := fmt.Sprint(balancerStopCmd()); got != `{"balancerStop":{"$numberInt":"1"}}` {
+		t.Fatalf("balancerStop command %s", got)
+	}
+	if got := fmt.Sprint(shardCollectionCmd("ycsb", "usertable", 8)); !strings.Contains(got, `"numInitialChunks":{"$numberInt":"8"}`) {
+		t.Fatalf("shardCollection command %s", got)
+	}
+}
+
+// TestWorkerBuffersRunPhaseInserts checks the per-thread buffer without a
+// server: with batchsize 3 the first two inserts are BATCHED_OK and only
+// buffered (copies of the caller's reused memory).
+func TestWorkerBuffersRunPhaseInserts(t *testing.T) {
+	c, err := parseConfig(props(propBatchSize, "3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &DB{cfg: c}
+	h, err := d.ForWorker(context.Background(), 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := h.(*batchWorker)
+	key := []byte("user1")
+	val := []byte("abc")
+	for i := 0; i < 2; i++ {
+		if st := w.Insert(context.Background(), "usertable", key, []adapters.Field{{Name: "field0", Value: val}}); st != adapters.BatchedOK {
+			t.Fatalf("insert %d: %v", i, st)
+		}
+		key[4]++
+		val[0]++
+	}
+	if len(w.keys) != 2 || string(w.keys[0]) != "user1" || string(w.keys[1]) != "user2" || string(w.values[0][0].Value) != "abc" {
+		t.Fatalf("buffer %q %v", w.keys, w.values)
+	}
+	one, _ := parseConfig(properties.New())
+	if h, _ := (&DB{cfg: one}).ForWorker(context.Background(), 0, 1); h.(*DB) == nil {
+		t.Fatal("batchsize 1 should share the DB")
+	}
+}
+
+func TestDeclaresEveryPropertyRead(t *testing.T) {
+	info, err := adapters.Lookup("site.ycsb.db.MongoDbClient")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := properties.New()
+	p.TrackReads()
+	c, err := parseConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &DB{cfg: c}
+	if _, _, err := d.schemaProps(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseStopBalancer(p, false); err != nil {
+		t.Fatal(err)
+	}
+	if u := info.Undeclared(p.ReadKeys()); len(u) > 0 {
+		t.Errorf("read but not declared: %v (read %v)", u, p.ReadKeys())
 	}
 }

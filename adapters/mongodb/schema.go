@@ -27,6 +27,12 @@ func (d *DB) CreateSchema(ctx context.Context, p *properties.Properties) (string
 	if err != nil {
 		return "", err
 	}
+	stopBalancer := d.cfg.stopBalancer
+	if p != nil {
+		if stopBalancer, err = parseStopBalancer(p, d.cfg.stopBalancer); err != nil {
+			return "", err
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, d.adminTimeout())
 	defer cancel()
 	ns := d.cfg.database + "." + table
@@ -37,6 +43,18 @@ func (d *DB) CreateSchema(ctx context.Context, p *properties.Properties) (string
 		return "", d.schemaErr("hello", err)
 	}
 	admin := d.client.Database("admin")
+	if stopBalancer {
+		if !mongos {
+			did = append(did, propBalancer+"=false not applied: the server is not a mongos (no balancer)")
+		} else if err := admin.RunCommand(ctx, balancerStopCmd()).Err(); err != nil {
+			return "", d.schemaErr("balancerStop", err)
+		} else {
+			did = append(did, "stopped the balancer")
+		}
+	}
+	if chunks > 0 && !mongos {
+		did = append(did, fmt.Sprintf("%s=%d not applied: the server is not a mongos", propInitChunks, chunks))
+	}
 	if mongos {
 		err := admin.RunCommand(ctx, enableShardingCmd(d.cfg.database)).Err()
 		switch {
@@ -176,6 +194,12 @@ func (d *DB) isSharded(ctx context.Context, ns string) (bool, error) {
 		return false, err
 	}
 	return !entry.Dropped, nil
+}
+
+// balancerStopCmd is {balancerStop: 1}, run on the admin database of a
+// mongos (MongoDB >= 3.4): it waits until any migration in progress ends.
+func balancerStopCmd() bson.D {
+	return bson.D{{Key: "balancerStop", Value: 1}}
 }
 
 // enableShardingCmd is {enableSharding: db}, run against admin. Since

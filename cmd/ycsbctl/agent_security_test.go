@@ -94,7 +94,7 @@ func ping(addr, token string) error {
 	if err != nil {
 		return err
 	}
-	defer cc.Close()
+	defer func() { _ = cc.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err = pb.NewAgentClient(cc).Ping(ctx, &pb.PingRequest{CoordinatorSendUnixNs: time.Now().UnixNano()})
@@ -149,7 +149,7 @@ func TestAgentRefusesUnauthenticatedBodies(t *testing.T) {
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(64<<20), grpc.MaxCallRecvMsgSize(64<<20)))
 	require.NoError(t, err)
-	defer cc.Close()
+	defer func() { _ = cc.Close() }()
 
 	// 39 MiB is the figure; 15 MiB fits under the server-wide
 	// receive limit, so only the header check keeps it from being read.
@@ -199,7 +199,7 @@ func TestAgentRefusesUnauthenticatedBodies(t *testing.T) {
 	// Session messages other than Prepare have a limit of their own.
 	coord, err := transport.Dial(a.addr, nil, token, transport.Identity{Version: version.Version, Protocol: version.Protocol})
 	require.NoError(t, err)
-	defer coord.Close()
+	defer func() { _ = coord.Close() }()
 	stream, err := pb.NewAgentClient(coord).Session(ctx)
 	require.NoError(t, err)
 	hb := &pb.Heartbeat{}
@@ -237,7 +237,7 @@ func TestAgentClosesSilentConnections(t *testing.T) {
 			return nil, err
 		}
 		if _, err := c.Write(hello); err != nil {
-			c.Close()
+			_ = c.Close()
 			return nil, err
 		}
 		return c, nil
@@ -258,7 +258,7 @@ func TestAgentClosesSilentConnections(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer c.Close()
+			defer func() { _ = c.Close() }()
 			_ = c.SetReadDeadline(time.Now().Add(deadline))
 			_, err := io.Copy(io.Discard, c)
 			var ne net.Error

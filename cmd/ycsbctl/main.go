@@ -18,7 +18,9 @@ func main() {
 		if err == nil && pprof.StartCPUProfile(f) == nil {
 			code := cli.Execute(cli.NewGlobalState())
 			pprof.StopCPUProfile()
-			f.Close()
+			if err := f.Close(); err != nil {
+				fmt.Fprintf(os.Stderr, "YCSBCTL_CPUPROFILE: %s is incomplete: %v\n", path, err)
+			}
 			os.Exit(code)
 		}
 		fmt.Fprintf(os.Stderr, "YCSBCTL_CPUPROFILE: cannot profile to %s: %v\n", path, err)

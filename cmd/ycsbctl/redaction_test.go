@@ -24,9 +24,6 @@ var secretArgs = []string{
 
 var secrets = []string{"SECRET-URL-PW", "SECRET-TLS-PW", "SECRET-AWS-TOKEN", "SECRET-CASSANDRA", "SECRET-ACCESS-KEY", "SECRET-HBASE", "SECRET-QUERY-TOKEN", "SECRET-AGENT-TOKEN"}
 
-// ordinary values must survive redaction untouched.
-var ordinary = []string{"keyprefix", "cassandra.keyspace", "db1:27017,db2:27017/ycsb", "workloada"}
-
 type sink struct {
 	name   string
 	text   string

@@ -44,8 +44,32 @@ install_jars() {
     </dependency>"
 }
 
+# write_tls makes a throwaway CA, a server certificate for 127.0.0.1 and a
+# client certificate (once; kept across starts), so that tests can connect
+# with cassandra.useSSL and the cassandra.ssl.* files under tls/.
+write_tls() {
+	local d="$base/tls"
+	[ -f "$d/server.p12" ] && [ -f "$d/client.crt" ] && return 0
+	mkdir -p "$d"
+	(
+		cd "$d"
+		openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=ycsbctl-test-ca \
+			-keyout ca.key -out ca.crt 2>/dev/null
+		openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server.key -out server.csr 2>/dev/null
+		printf 'subjectAltName=IP:127.0.0.1\n' >server.ext
+		openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+			-extfile server.ext -out server.crt 2>/dev/null
+		openssl pkcs12 -export -in server.crt -inkey server.key -certfile ca.crt -name cassandra \
+			-passout pass:ycsbctl -out server.p12
+		openssl req -newkey rsa:2048 -nodes -subj /CN=ycsbctl-client -keyout client.key -out client.csr 2>/dev/null
+		openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+			-out client.crt 2>/dev/null
+	) || die "could not generate the TLS test certificates in $d"
+}
+
 write_config() {
 	mkdir -p "$base/conf" "$rundir/logs"
+	write_tls
 	# Every key below is required by 5.0 (it refuses to start without them);
 	# the rest keeps its defaults (num_tokens 1, ports 9042/7000).
 	cat >"$rundir/cassandra.yaml" <<EOF
@@ -60,6 +84,15 @@ commitlog_sync: periodic
 commitlog_sync_period: 10000ms
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
 endpoint_snitch: SimpleSnitch
+# Client TLS is optional, so one server serves both plain and TLS clients
+# (the adapter's cassandra.useSSL test).
+client_encryption_options:
+  enabled: true
+  optional: true
+  keystore: $base/tls/server.p12
+  keystore_password: ycsbctl
+  store_type: PKCS12
+  require_client_auth: false
 EOF
 	cat >"$base/conf/logback.xml" <<'EOF'
 <configuration>

@@ -3,6 +3,7 @@ package bundle
 import (
 	"bufio"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -118,8 +119,9 @@ func (b *Bundle) Histograms() (*Histograms, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return ReadHistograms(f, true)
+	h, err := ReadHistograms(f, true)
+	// Read-only: a failing Close loses nothing, but is not hidden either.
+	return h, errors.Join(err, f.Close())
 }
 
 // ReadHistograms merges an interval log per series; withAgents also keeps

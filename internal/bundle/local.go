@@ -23,12 +23,11 @@ import (
 type LocalRecorder struct {
 	dir string
 
-	mu      sync.Mutex
-	f       *os.File
-	hw      *hlog.Writer
-	ivs     []Interval
-	threads int
-	err     error
+	mu  sync.Mutex
+	f   *os.File
+	hw  *hlog.Writer
+	ivs []Interval
+	err error
 }
 
 // NewLocalRecorder creates dir if needed and opens merged.hlog.

@@ -132,7 +132,7 @@ func TestBadInput(t *testing.T) {
 		{"negative target property", a("-p", "target=-5"), []string{"target"}},
 		{"bad fieldlengthdistribution", a("-p", "fieldlengthdistribution=normal"), []string{"fieldlengthdistribution", "normal"}},
 		{"minscanlength > maxscanlength", a("-p", "minscanlength=50", "-p", "maxscanlength=10"), []string{"minscanlength", "maxscanlength"}},
-		{"unknown measurementtype", a("-p", "measurementtype=raw"), []string{"measurementtype", "hdrhistogram"}},
+		{"unknown measurementtype", a("-p", "measurementtype=rawdata"), []string{"measurementtype", "hdrhistogram"}},
 		{"operationcount=0 without maxexecutiontime", a("-p", "operationcount=0"), []string{"operationcount", "maxexecutiontime"}},
 		{"bad hdrhistogram.percentiles", a("-p", "hdrhistogram.percentiles=50,abc"), []string{"hdrhistogram.percentiles"}},
 		{"percentile above 100", a("-p", "hdrhistogram.percentiles=50,101"), []string{"hdrhistogram.percentiles"}},
@@ -171,14 +171,43 @@ func TestBadInput(t *testing.T) {
 		{"metrics linger negative", a("-p", "ycsbctl.metrics.linger=-1"), []string{"ycsbctl.metrics.linger"}},
 		{"exportfile in a missing directory", a("-p", "exportfile="+filepath.Join(dir, "nodir", "out.txt")), []string{"exportfile", "nodir"}},
 		{"hdr output path under missing directories", a("-p", "hdrhistogram.fileoutput=true", "-p", "hdrhistogram.output.path="+filepath.Join(dir, "a", "b", "c")+"/"),
-			[]string{"hdrhistogram.output.path", "neither"}},
+			[]string{"hdrhistogram.output.path", filepath.Join("a", "b", "c")}},
 		{"agent lease shorter than its heartbeat", []string{"agent", "--lease", "100ms"}, []string{"--lease", "at least 2s"}},
 		{"agent-timeout shorter than a heartbeat", []string{"coordinator", "run", "basic", "--agents", "127.0.0.1:1", "--agent-timeout", "200ms",
 			"-p", "operationcount=10"}, []string{"--agent-timeout", "at least 2s"}},
 		{"unknown command", []string{"frobnicate"}, []string{"unknown command", "frobnicate"}},
 		{"coordinator: unknown subcommand", []string{"coordinator", "walk"}, []string{"unknown command", "walk"}},
+		{"unknown -db class", []string{"run", "-db", "site.ycsb.db.NoSuchClient", "-P", "workloada"}, []string{"-db", "site.ycsb.db.NoSuchClient", "site.ycsb.db.CassandraCQLClient", "basic"}},
+		{"unknown db property", []string{"run", "-P", "workloada", "-p", "db=site.ycsb.db.RedisClient"}, []string{"property db", "site.ycsb.db.RedisClient", "site.ycsb.db.MongoDbClient", "hbase"}},
+		{"positional db and -db disagree", a("-db", "site.ycsb.db.MongoDbClient"), []string{`"basic"`, "-db", "site.ycsb.db.MongoDbClient", "mongodb"}},
+		{"positional db and db property disagree", a("-p", "db=site.ycsb.db.hbase2.HBaseClient2"), []string{`"basic"`, "property db", "site.ycsb.db.hbase2.HBaseClient2"}},
+		{"db in a -P file disagrees", a("-P", writeFile(t, dir, "dbfile", "db=site.ycsb.db.CassandraCQLClient\n")), []string{`"basic"`, "dbfile", "site.ycsb.db.CassandraCQLClient"}},
+		{"-db empty", []string{"run", "-db", "", "-P", "workloada"}, []string{"-db"}},
+		{"-load with run", a("-load"), []string{"-load", `"run"`}},
+		{"-t with load", l("-t"), []string{"-t", `"load"`}},
+		{"-load and -t", []string{"-load", "-t", "-db", "site.ycsb.BasicDB", "-P", "workloada"}, []string{"-load", "-t"}},
 	}
-	require.GreaterOrEqual(t, len(tests), 22)
+	// Measurement types and their options (measurementtype, raw,
+	// histogram, error naming, trackruntime): keep these in this block.
+	tests = append(tests, []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"unknown measurementtype", a("-p", "measurementtype=histo"), []string{"measurementtype", "hdrhistogram+raw"}},
+		{"histogram.buckets zero", a("-p", "measurementtype=histogram", "-p", "histogram.buckets=0"), []string{"histogram.buckets"}},
+		{"histogram.buckets not a number", a("-p", "histogram.buckets=many"), []string{"histogram.buckets", "many"}},
+		{"histogram.buckets too many", a("-p", "histogram.buckets=100000000000"), []string{"histogram.buckets"}},
+		{"measurement.raw.no_summary not a bool", a("-p", "measurement.raw.no_summary=maybe"), []string{"measurement.raw.no_summary", "true or false"}},
+		{"raw output file in a missing directory", a("-p", "measurementtype=raw", "-p", "measurement.raw.output_file="+filepath.Join(dir, "no", "raw.csv")), []string{"measurement.raw.output_file"}},
+		{"reportlatencyforeacherror not a bool", a("-p", "reportlatencyforeacherror=yes"), []string{"reportlatencyforeacherror", "true or false"}},
+		{"latencytrackederrors unknown status", a("-p", "latencytrackederrors=ERROR,OOPS"), []string{"latencytrackederrors", "NOT_FOUND"}},
+		{"latencytrackederrors lists a success", a("-p", "latencytrackederrors=OK"), []string{"latencytrackederrors"}},
+		{"ycsbctl.trackruntime not a bool", a("-p", "ycsbctl.trackruntime=perhaps"), []string{"ycsbctl.trackruntime"}},
+		{"measurement.trackjvm not a bool", a("-p", "measurement.trackjvm=perhaps"), []string{"measurement.trackjvm"}},
+		{"per-measurement .hdr logs in a missing directory", a("-p", "hdrhistogram.fileoutput=true", "-p", "hdrhistogram.output.path="+filepath.Join(dir, "no", "such", "x-")), []string{"hdrhistogram.output.path"}},
+	}...)
+	require.GreaterOrEqual(t, len(tests), 55)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := execute(t, "", tc.args...)
@@ -288,8 +317,13 @@ func TestDBsCommand(t *testing.T) {
 	r := execute(t, "", "dbs")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "basic: ")
-	assert.Contains(t, r.stdout, "embedded: ")
-	assert.Contains(t, r.stdout, "basicdb.verbose")
+	assert.Contains(t, r.stdout, "embedded [default]: ")
+	assert.Regexp(t, `(?m)^    basicdb.verbose\s+true\s+\S`, r.stdout, "name, default, help")
+	assert.Regexp(t, `(?m)^    cassandra.readconsistencylevel\s+QUORUM\s`, r.stdout)
+	assert.Contains(t, r.stdout, "YCSB classes: site.ycsb.db.CassandraCQLClient")
+	// Every adapter but embedded stands in for a YCSB binding and says how
+	// it differs.
+	assert.Equal(t, 5, strings.Count(r.stdout, "  Differs from YCSB:\n"))
 }
 
 func TestBasicVerbose(t *testing.T) {
@@ -393,7 +427,7 @@ func TestExportFile(t *testing.T) {
 			for _, l := range lines {
 				assert.True(t, json.Valid(l), "%s", l)
 			}
-			assert.Contains(t, string(b), `{"measurement":"Operations","metric":"READ","value":50}`)
+			assert.Contains(t, string(b), `{"metric":"READ","measurement":"Operations","value":50}`)
 		}},
 		{"site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter", func(t *testing.T, b []byte) {
 			require.True(t, json.Valid(b))
@@ -427,7 +461,7 @@ func TestHdrFileOutput(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	f, err := os.Open(filepath.Join(dir, "ycsbctl.hlog"))
 	require.NoError(t, err)
-	defer f.Close()
+	defer func() { require.NoError(t, f.Close()) }()
 	counts := map[string]int64{}
 	reader := hdrhistogram.NewHistogramLogReader(f)
 	intervals := 0
@@ -530,4 +564,43 @@ func TestMaxErrorRate(t *testing.T) {
 	r = execute(t, "", quiet("run", "basic", "-P", "workloada", "-p", "operationcount=200")...)
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.NotContains(t, r.stderr, "WARNING")
+}
+
+// TestYCSBDatabaseSelection runs YCSB-style command lines: the binding class
+// in -db, -p db or a -P file, and Java's -load/-t phase switches, and checks
+// that the named adapter (basic, which prints every operation) ran.
+func TestYCSBDatabaseSelection(t *testing.T) {
+	dir := t.TempDir()
+	wl := writeFile(t, dir, "w", "db=site.ycsb.BasicDB\nrecordcount=10\noperationcount=5\nbasicdb.verbose=true\n")
+	tests := []struct {
+		name string
+		args []string
+		want string // an operation basic prints
+	}{
+		{"-p db=CLASS", []string{"run", "-P", "workloada", "-p", "db=site.ycsb.BasicDB", "-p", "recordcount=10", "-p", "operationcount=5", "-p", "basicdb.verbose=true"}, "usertable"},
+		{"db in -P file", []string{"run", "-P", wl}, "usertable"},
+		{"-db CLASS with -t", []string{"-t", "-db", "site.ycsb.BasicDB", "-P", wl}, "usertable"},
+		{"-load -db CLASS", []string{"-load", "-db", "com.yahoo.ycsb.BasicDB", "-P", wl}, "INSERT"},
+		{"positional and db agree", []string{"load", "basic", "-P", wl}, "INSERT"},
+		{"class as positional", []string{"run", "site.ycsb.BasicDB", "-P", wl}, "usertable"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := execute(t, "", tc.args...)
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			assert.Contains(t, r.dbOutput, tc.want)
+			assert.NotContains(t, r.stderr, "No database named")
+		})
+	}
+}
+
+func TestEmbeddedDefaultIsSaidFirst(t *testing.T) {
+	dir := t.TempDir()
+	r := execute(t, "", "load", "-P", "workloada", "-p", "recordcount=5", "-p", "embedded.dir="+dir)
+	require.Equal(t, 0, r.code, r.stderr)
+	first, _, _ := strings.Cut(r.stderr, "\n")
+	assert.Contains(t, first, "embedded")
+	assert.Contains(t, first, "No database named")
+	r = execute(t, "", "load", "embedded", "-P", "workloada", "-p", "recordcount=5", "-p", "embedded.dir="+dir)
+	assert.NotContains(t, r.stderr, "No database named")
 }

@@ -62,7 +62,7 @@ func TestCoordinatorViews(t *testing.T) {
 			if m := urlRe.FindStringSubmatch(stderr.String()); m != nil {
 				if resp, err := http.Get(m[1]); err == nil {
 					b, _ := io.ReadAll(resp.Body)
-					resp.Body.Close()
+					_ = resp.Body.Close()
 					body = string(b)
 				}
 			}

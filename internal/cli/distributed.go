@@ -120,7 +120,7 @@ settings such as embedded.dir).`,
 					return invalid(fmt.Errorf("flag --metrics-addr %s: %w", addr, err))
 				}
 				fmt.Fprintf(gs.Stderr, "Prometheus metrics: %s\n", srv.URL())
-				defer srv.Close()
+				defer func() { _ = srv.Close() }()
 				// The agent's series carry the coordinator's run id, so
 				// they line up with the coordinator's own.
 				sink = func(info run.Info, sp *spec.Spec) run.Sink {

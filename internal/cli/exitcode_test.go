@@ -206,3 +206,27 @@ func TestSecondInterruptCountsCancelled(t *testing.T) {
 	require.NotNil(t, rj)
 	assert.Equal(t, int(exitcode.Aborted), rj.ExitCode)
 }
+
+// `ycsbctl properties [db]` lists what is known, with defaults: the
+// client's, the core workload's and the adapter's.
+func TestPropertiesCommand(t *testing.T) {
+	r := execute(t, "", "properties", "cassandra")
+	require.Equal(t, 0, r.code, r.stderr)
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^\s+threadcount\s+1\s`),
+		regexp.MustCompile(`(?m)^\s+recordcount\s+0\s`),
+		regexp.MustCompile(`(?m)^\s+requestdistribution\s+uniform\s`),
+		regexp.MustCompile(`(?m)^\s+cassandra\.readconsistencylevel\s+QUORUM\s`),
+		regexp.MustCompile(`(?m)^\s+hdrhistogram\.percentiles\s+50,95,99\s`),
+	} {
+		assert.Regexp(t, want, r.stdout)
+	}
+	assert.NotContains(t, r.stdout, "hbase.zookeeper", "only the named adapter")
+	r = execute(t, "", "properties", "nosuchdb")
+	assert.Equal(t, int(exitcode.InvalidConfig), r.code)
+	// A typo is warned about on a run, once, with the nearest name.
+	r = execute(t, "", quiet("run", "basic", "-P", "workloada", "-p", "operationcount=10", "-p", "recordcout=5")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, 1, strings.Count(r.stderr, "nothing reads"), r.stderr)
+	assert.Contains(t, r.stderr, "recordcout (did you mean recordcount?)")
+}

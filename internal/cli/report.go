@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -78,13 +79,12 @@ func writeOutput(gs *GlobalState, path string, write func(io.Writer) error) erro
 		return fmt.Errorf("-o %s: %w", path, err)
 	}
 	if err := write(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
+		// The write error is the one to report; a failure to clean up
+		// the partial file is reported with it.
+		return errors.Join(err, f.Close(), os.Remove(tmp))
 	}
 	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
+		return errors.Join(err, os.Remove(tmp))
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return err

@@ -24,12 +24,26 @@ const DefaultDB = "embedded"
 // cobra reports them (flags, arguments, unknown commands), never
 // recognised by their message.
 func Execute(gs *GlobalState) int {
+	args, err := javaPhaseArgs(normalizeArgs(gs.Args))
+	notice := ""
+	if err == nil {
+		args, notice, err = selectDB(gs, args)
+	}
+	if err != nil {
+		fmt.Fprintf(gs.Stderr, "Error: %v\n", err)
+		return int(exitcode.InvalidConfig)
+	}
+	if notice != "" {
+		// The first line of output, so that nobody mistakes the run for
+		// one against the database they meant.
+		fmt.Fprintln(gs.Stderr, notice)
+	}
 	root := newRootCmd(gs)
-	root.SetArgs(normalizeArgs(gs.Args))
+	root.SetArgs(args)
 	root.SetIn(gs.Stdin)
 	root.SetOut(gs.Stdout)
 	root.SetErr(gs.Stderr)
-	err := root.ExecuteContext(gs.Ctx)
+	err = root.ExecuteContext(gs.Ctx)
 	if err == nil {
 		return int(exitcode.OK)
 	}
@@ -70,12 +84,17 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 }
 
 // normalizeArgs accepts YCSB's single-dash long flags (-threads 4,
-// -target 1000) by rewriting them to the double-dash form cobra expects.
+// -target 1000, -db CLASS) by rewriting them to the double-dash form cobra
+// expects. Java's phase switches (-load, -t) are left for javaPhaseArgs.
 func normalizeArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		out[i] = a
-		for _, long := range []string{"threads", "target", "load", "db"} {
+		if a == "--" {
+			copy(out[i:], args[i:])
+			break
+		}
+		for _, long := range []string{"threads", "target", "db"} {
 			if a == "-"+long || strings.HasPrefix(a, "-"+long+"=") {
 				out[i] = "-" + a
 			}
@@ -105,6 +124,7 @@ once (agent, coordinator), with exactly merged HDR latency histograms.`,
 		newSchemaCmd(gs, "init"),
 		newSchemaCmd(gs, "drop"),
 		newDBsCmd(gs),
+		newPropertiesCmd(gs),
 		newAgentCmd(gs),
 		newCoordinatorCmd(gs),
 		newReportCmd(gs),

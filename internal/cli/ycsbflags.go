@@ -24,12 +24,14 @@ type ycsbFlags struct {
 	target    float64
 	status    bool
 	label     string
+	db        string // -db: read through the flag set by selectDB
 }
 
 func (f *ycsbFlags) register(cmd *cobra.Command, withRun bool) {
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.files, "P", "P", nil, "workload property file or built-in workload name (repeatable; applied in order)")
 	fl.StringArrayVarP(&f.overrides, "p", "p", nil, "property override key=value (repeatable; beats every -P file)")
+	fl.StringVar(&f.db, "db", "", "YCSB's -db: adapter name or YCSB binding class, e.g. site.ycsb.db.CassandraCQLClient (same as the db property or the positional db)")
 	if withRun {
 		fl.IntVar(&f.threads, "threads", 0, "client threads (threadcount); per agent in distributed runs")
 		fl.Float64Var(&f.target, "target", 0, "target total operations per second (0 = unthrottled)")

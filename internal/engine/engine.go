@@ -38,7 +38,10 @@ type Options struct {
 	WarmupTime     time.Duration
 	StatusInterval time.Duration
 	Mode           measurement.Mode
-	Clock          clock.Clock
+	// SetupRecorder, when set, configures each worker's recorder before
+	// the run (failure naming, raw samples).
+	SetupRecorder func(*measurement.Recorder)
+	Clock         clock.Clock
 	// Seed makes worker random streams reproducible when non-zero.
 	Seed uint64
 	// Sink receives every interval, from the reporter goroutine, with
@@ -159,6 +162,9 @@ func Prepare(ctx context.Context, o Options) (*Runner, error) {
 			db = wdb
 		}
 		rec := measurement.NewRecorder(o.Mode)
+		if o.SetupRecorder != nil {
+			o.SetupRecorder(rec)
+		}
 		w := &worker{id: i, db: db, rec: rec}
 		w.wk = o.Workload.NewWorker(i, db, rec, seed+uint64(i)*0x9E3779B97F4A7C15)
 		w.budget = run.Share(o.OpCount, threads, i)
@@ -314,10 +320,7 @@ func (r *Runner) work(w *worker, startNs int64, warmWG *sync.WaitGroup) {
 	// waits for all of them.
 	warmReported := o.WarmupOps == 0
 	isLoad := o.Phase == run.Load
-	for {
-		if r.stop.Load() {
-			break
-		}
+	for !r.stop.Load() {
 		if !measuring {
 			if warmLeft <= 0 && !warmReported {
 				warmReported = true
@@ -381,15 +384,24 @@ func (r *Runner) work(w *worker, startNs int64, warmWG *sync.WaitGroup) {
 		warmWG.Done()
 	}
 	// YCSB measures each thread's DB cleanup as CLEANUP.
+	// Closing a worker's handle can still fail: an adapter that buffers
+	// writes (HBase client buffering, MongoDB batches) sends the rest
+	// then. Such a failure is counted under CLEANUP, never dropped.
 	t0 := r.clk.Nanotime()
+	var closeErr error
 	if w.db != o.DB {
 		if c, ok := w.db.(adapters.Closer); ok {
-			_ = c.Close()
+			closeErr = c.Close()
 		}
 	}
 	w.rec.Flush()
 	w.rec.SetEnabled(true)
 	d := r.clk.Nanotime() - t0
+	if closeErr != nil {
+		o.Logf("Worker %d: cleanup failed: %v", w.id, closeErr)
+		w.rec.Measure(measurement.Cleanup, adapters.Error, d, d)
+		return
+	}
 	w.rec.MeasureLatency(measurement.Cleanup, d, d)
 }
 
@@ -423,6 +435,7 @@ func (r *Runner) report(allDone <-chan struct{}) {
 	cum.StartNs = wallStart
 	next := mStart + int64(o.StatusInterval)
 	final := false
+	var end int64
 	for !final {
 		select {
 		case <-allDone:
@@ -437,6 +450,7 @@ func (r *Runner) report(allDone <-chan struct{}) {
 			}
 		}
 		now := r.clk.Nanotime()
+		end = now
 		seq++
 		ivStart := wallStart + (next - int64(o.StatusInterval) - mStart)
 		ivEnd := wallStart + (now - mStart)
@@ -455,7 +469,8 @@ func (r *Runner) report(allDone <-chan struct{}) {
 			next += int64(o.StatusInterval)
 		}
 	}
-	end := r.clk.Nanotime()
+	// The run ends where its final interval ends, so that the intervals
+	// cover the measured window exactly.
 	res := &Result{
 		StartNs:   wallStart,
 		EndNs:     wallStart + (end - mStart),

@@ -2,6 +2,7 @@ package generator
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -29,9 +30,8 @@ func NewHistogramFromFile(path string) (*Histogram, error) {
 	if err != nil {
 		return nil, fmt.Errorf("histogram file: %w", err)
 	}
-	defer f.Close()
 	h, err := NewHistogramFromReader(f)
-	if err != nil {
+	if err = errors.Join(err, f.Close()); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return h, nil

@@ -90,12 +90,23 @@ func (iv *Interval) Count(s Series) int64 {
 	return 0
 }
 
-// OpCount returns the calls of op (successful and failed) recorded with
-// service time; for ops recorded only as intended it falls back to those.
+// OpCount returns the calls of op (successful and failed, under any
+// failure name) recorded with service time; for ops recorded only as
+// intended it falls back to those.
 func (iv *Interval) OpCount(op Op) int64 {
-	n := iv.Count(SeriesOf(op, Service, false)) + iv.Count(SeriesOf(op, Service, true))
+	n := iv.KindCount(op, Service)
 	if n == 0 {
-		n = iv.Count(SeriesOf(op, Intended, false)) + iv.Count(SeriesOf(op, Intended, true))
+		n = iv.KindCount(op, Intended)
+	}
+	return n
+}
+
+// KindCount returns the calls of op recorded as kind, successful and
+// failed under any failure name.
+func (iv *Interval) KindCount(op Op, kind Kind) int64 {
+	var n int64
+	for slot := 0; slot < NumSlots; slot++ {
+		n += iv.Count(seriesAt(op, kind, slot))
 	}
 	return n
 }

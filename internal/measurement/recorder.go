@@ -57,12 +57,57 @@ type Recorder struct {
 	// the worker folds it into the current set under the lock it takes
 	// anyway for the next measurement, saving a lock per transaction.
 	pending int64
+	// slot maps a return status to the slot its latency is recorded in:
+	// SlotOK for successes, SlotFailed (<OP>-FAILED) or the status' own
+	// slot (<OP>-<STATUS>) for failures. A table keeps the hot path free
+	// of branches on the naming policy.
+	slot [adapters.NumStatuses]uint8
+	// raw, when set, also keeps every sample for the raw measurement
+	// type's writer.
+	raw *rawBuffer
 }
 
 // NewRecorder returns a recorder for one worker.
 func NewRecorder(mode Mode) *Recorder {
-	return &Recorder{mode: mode, cur: &recSet{}, spare: &recSet{}}
+	r := &Recorder{mode: mode, cur: &recSet{}, spare: &recSet{}}
+	r.NameFailures(ErrorNaming{})
+	return r
 }
+
+// ErrorNaming is how failed calls are named, as YCSB's DBWrapper names
+// them: <OP>-FAILED, or <OP>-<STATUS> for every failure (EachError,
+// reportlatencyforeacherror) or for the listed statuses (Tracked,
+// latencytrackederrors).
+type ErrorNaming struct {
+	EachError bool
+	Tracked   []adapters.Status
+}
+
+// NameFailures sets how failed calls are named; call it before the run.
+func (r *Recorder) NameFailures(n ErrorNaming) {
+	for st := adapters.Status(0); st < adapters.NumStatuses; st++ {
+		switch {
+		case st.IsOK():
+			r.slot[st] = SlotOK
+		case n.EachError:
+			r.slot[st] = uint8(SlotStatus + int(st))
+		default:
+			r.slot[st] = SlotFailed
+		}
+	}
+	if n.EachError {
+		return
+	}
+	for _, st := range n.Tracked {
+		if !st.IsOK() {
+			r.slot[st] = uint8(SlotStatus + int(st))
+		}
+	}
+}
+
+// KeepRaw makes the recorder hand every sample to log as well; call it
+// before the run.
+func (r *Recorder) KeepRaw(log *RawLog) { r.raw = log.newBuffer() }
 
 // SetEnabled turns recording on or off; the worker calls it (warm-up).
 func (r *Recorder) SetEnabled(on bool) { r.off = !on }
@@ -77,19 +122,19 @@ func (r *Recorder) Measure(op Op, st adapters.Status, serviceNs, intendedNs int6
 	if r.off {
 		return
 	}
-	failed := !st.IsOK()
+	slot := int(r.slot[st])
 	r.mu.Lock()
 	c := r.cur
 	c.ops += r.pending
 	r.pending = 0
 	switch r.mode {
 	case ModeOp:
-		record(c, SeriesOf(op, Service, failed), serviceNs)
+		r.record(c, seriesAt(op, Service, slot), serviceNs)
 	case ModeIntended:
-		record(c, SeriesOf(op, Service, failed), intendedNs)
+		r.record(c, seriesAt(op, Service, slot), intendedNs)
 	case ModeBoth:
-		record(c, SeriesOf(op, Service, failed), serviceNs)
-		record(c, SeriesOf(op, Intended, failed), intendedNs)
+		r.record(c, seriesAt(op, Service, slot), serviceNs)
+		r.record(c, seriesAt(op, Intended, slot), intendedNs)
 	}
 	c.returns[op][st]++
 	r.mu.Unlock()
@@ -109,12 +154,12 @@ func (r *Recorder) MeasureLatency(op Op, serviceNs, intendedNs int64) {
 	r.pending = 0
 	switch r.mode {
 	case ModeOp:
-		record(c, SeriesOf(op, Service, false), serviceNs)
+		r.record(c, SeriesOf(op, Service, false), serviceNs)
 	case ModeIntended:
-		record(c, SeriesOf(op, Service, false), intendedNs)
+		r.record(c, SeriesOf(op, Service, false), intendedNs)
 	case ModeBoth:
-		record(c, SeriesOf(op, Service, false), serviceNs)
-		record(c, SeriesOf(op, Intended, false), intendedNs)
+		r.record(c, SeriesOf(op, Service, false), serviceNs)
+		r.record(c, SeriesOf(op, Intended, false), intendedNs)
 	}
 	r.mu.Unlock()
 }
@@ -147,7 +192,10 @@ func (r *Recorder) Flush() {
 	r.mu.Unlock()
 }
 
-func record(c *recSet, s Series, ns int64) {
+func (r *Recorder) record(c *recSet, s Series, ns int64) {
+	if r.raw != nil {
+		r.raw.add(s, ns)
+	}
 	h := c.hist[s]
 	if h == nil {
 		h = NewHistogram()

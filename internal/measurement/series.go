@@ -10,6 +10,8 @@ package measurement
 
 import (
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
 )
 
 // Op is a measured operation type.
@@ -61,36 +63,70 @@ const (
 )
 
 // Series identifies one histogram: an operation, where latency is counted
-// from, and whether the call failed (YCSB records failures under
-// <OP>-FAILED).
+// from, and how the call ended. YCSB records a failed call under
+// <OP>-FAILED, or under <OP>-<STATUS> when reportlatencyforeacherror=true
+// or the status is listed in latencytrackederrors; each of those names is
+// a slot of its own, so that every name YCSB can print has one series.
 type Series uint8
 
-// NumSeries is the number of distinct series.
-const NumSeries = Series(NumOps) * 4
+// Slots of a series: the call succeeded, failed (YCSB's <OP>-FAILED), or
+// failed with a status tracked on its own (SlotStatus+status).
+const (
+	SlotOK     = 0
+	SlotFailed = 1
+	SlotStatus = 2
+	NumSlots   = SlotStatus + int(adapters.NumStatuses)
+)
 
-// SeriesOf builds a Series.
+// NumSeries is the number of distinct series.
+const NumSeries = Series(int(NumOps) * int(NumKinds) * NumSlots)
+
+// SeriesOf builds a Series; a failed call lands in <OP>-FAILED.
 func SeriesOf(op Op, kind Kind, failed bool) Series {
-	s := Series(op)*4 + Series(kind)*2
+	slot := SlotOK
 	if failed {
-		s++
+		slot = SlotFailed
 	}
-	return s
+	return seriesAt(op, kind, slot)
+}
+
+// SeriesOfStatus is the series of a failed call tracked under its own
+// status name (<OP>-<STATUS>).
+func SeriesOfStatus(op Op, kind Kind, st adapters.Status) Series {
+	return seriesAt(op, kind, SlotStatus+int(st))
+}
+
+func seriesAt(op Op, kind Kind, slot int) Series {
+	return Series((int(op)*int(NumKinds)+int(kind))*NumSlots + slot)
 }
 
 // Op returns the series' operation.
-func (s Series) Op() Op { return Op(s / 4) }
+func (s Series) Op() Op { return Op(int(s) / (NumSlots * int(NumKinds))) }
 
 // Kind returns the series' kind.
-func (s Series) Kind() Kind { return Kind((s / 2) % 2) }
+func (s Series) Kind() Kind { return Kind((int(s) / NumSlots) % int(NumKinds)) }
+
+// Slot returns the series' slot (SlotOK, SlotFailed, SlotStatus+status).
+func (s Series) Slot() int { return int(s) % NumSlots }
 
 // Failed reports whether the series holds failed calls.
-func (s Series) Failed() bool { return s%2 == 1 }
+func (s Series) Failed() bool { return s.Slot() != SlotOK }
 
-// Name is YCSB's measurement name: READ, READ-FAILED, Intended-READ,
-// Intended-READ-FAILED.
+// Status returns the status a per-status failure series tracks.
+func (s Series) Status() (adapters.Status, bool) {
+	if sl := s.Slot(); sl >= SlotStatus {
+		return adapters.Status(sl - SlotStatus), true
+	}
+	return 0, false
+}
+
+// Name is YCSB's measurement name: READ, READ-FAILED, READ-NOT_FOUND,
+// Intended-READ, Intended-READ-FAILED.
 func (s Series) Name() string {
 	n := s.Op().String()
-	if s.Failed() {
+	if st, ok := s.Status(); ok {
+		n += "-" + st.String()
+	} else if s.Failed() {
 		n += "-FAILED"
 	}
 	if s.Kind() == Intended {
@@ -106,16 +142,28 @@ func ParseSeries(name string) (Series, bool) {
 		kind = Intended
 		name = name[9:]
 	}
-	failed := false
+	if op, ok := ParseOp(name); ok {
+		return SeriesOf(op, kind, false), true
+	}
 	if len(name) > 7 && name[len(name)-7:] == "-FAILED" {
-		failed = true
-		name = name[:len(name)-7]
+		if op, ok := ParseOp(name[:len(name)-7]); ok {
+			return SeriesOf(op, kind, true), true
+		}
 	}
-	op, ok := ParseOp(name)
-	if !ok {
-		return 0, false
+	for st := adapters.Status(0); st < adapters.NumStatuses; st++ {
+		if st.IsOK() {
+			// Successes are never named by status; their slots stay
+			// unused.
+			continue
+		}
+		suf := "-" + st.String()
+		if len(name) > len(suf) && name[len(name)-len(suf):] == suf {
+			if op, ok := ParseOp(name[:len(name)-len(suf)]); ok {
+				return SeriesOfStatus(op, kind, st), true
+			}
+		}
 	}
-	return SeriesOf(op, kind, failed), true
+	return 0, false
 }
 
 // Histogram geometry shared by every recorder, so that any two histograms

@@ -25,6 +25,8 @@ import (
 // It is not safe for concurrent mutation; it is read-only once a run starts.
 type Properties struct {
 	m map[string]string
+	// reads records looked-up keys once TrackReads was called (nil: off).
+	reads map[string]struct{}
 }
 
 // New returns an empty set.
@@ -65,12 +67,11 @@ func (p *Properties) Merge(o *Properties) {
 
 // Lookup returns the raw value and whether it is set.
 func (p *Properties) Lookup(k string) (string, bool) {
-	v, ok := p.m[k]
-	return v, ok
+	return p.get(k)
 }
 
 // Has reports whether k is set.
-func (p *Properties) Has(k string) bool { _, ok := p.m[k]; return ok }
+func (p *Properties) Has(k string) bool { _, ok := p.get(k); return ok }
 
 // Keys returns the keys in sorted order.
 func (p *Properties) Keys() []string {
@@ -94,7 +95,7 @@ func (p *Properties) Map() map[string]string {
 // String returns the value of k, or def when k is unset. Surrounding
 // whitespace is trimmed, as Java's Properties does for values on load.
 func (p *Properties) String(k, def string) string {
-	if v, ok := p.m[k]; ok {
+	if v, ok := p.get(k); ok {
 		return strings.TrimSpace(v)
 	}
 	return def
@@ -122,7 +123,7 @@ func (e *Error) ExitCode() exitcode.Code { return exitcode.InvalidConfig }
 
 // Int64 returns k as an int64 (def when unset).
 func (p *Properties) Int64(k string, def int64) (int64, error) {
-	v, ok := p.m[k]
+	v, ok := p.get(k)
 	if !ok {
 		return def, nil
 	}
@@ -160,7 +161,7 @@ func (p *Properties) PositiveInt64(k string, def int64) (int64, error) {
 
 // Float64 returns k as a finite float64 (def when unset).
 func (p *Properties) Float64(k string, def float64) (float64, error) {
-	v, ok := p.m[k]
+	v, ok := p.get(k)
 	if !ok {
 		return def, nil
 	}
@@ -187,7 +188,7 @@ func (p *Properties) Proportion(k string, def float64) (float64, error) {
 // Bool returns k as a boolean: "true" (any case) is true, "false" is false;
 // anything else is an error rather than Java's silent false.
 func (p *Properties) Bool(k string, def bool) (bool, error) {
-	v, ok := p.m[k]
+	v, ok := p.get(k)
 	if !ok {
 		return def, nil
 	}
@@ -228,7 +229,7 @@ func ReadFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var out []byte
 	chunk := make([]byte, 64<<10)
 	for {

@@ -11,26 +11,22 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ycsbctl/ycsbctl/internal/testutil/tools"
 )
 
 // The browser tests open the generated pages in headless Chromium (Debian's
 // chromium package), as a reader would: the DOM must show that every chart
 // drew (the page's #charts-ready marker), the console must stay free of
 // errors, and a screenshot of each page is kept for a person to look at.
-// They are skipped where Chromium is not installed.
+// Without Chromium they skip, or fail where YCSBCTL_REQUIRE_TOOLS=1 (CI).
 
 func chromium(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("browser test skipped in -short mode")
 	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("chromium not installed (apt-get install chromium)")
-	return ""
+	return tools.Chromium(t)
 }
 
 // artifactDir keeps screenshots after the test: $YCSBCTL_ARTIFACTS when

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -120,7 +121,14 @@ func mark(delta float64, v Verdict) string {
 // WriteTable prints the comparison as an aligned text table.
 func (c *Comparison) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tRUN\tDB\tOPS/S (95% CI)\tVS BASELINE\tSERIES\tP50\tP95\tP99\tP99.9\tP99 VS BASELINE\tSTATUS")
+	// row keeps the first write error; the rows after it are not written.
+	var werr error
+	row := func(format string, a ...any) {
+		if werr == nil {
+			_, werr = fmt.Fprintf(tw, format, a...)
+		}
+	}
+	row("%s\n", "SCENARIO\tRUN\tDB\tOPS/S (95% CI)\tVS BASELINE\tSERIES\tP50\tP95\tP99\tP99.9\tP99 VS BASELINE\tSTATUS")
 	for _, r := range c.Rows {
 		vs, lvs := "baseline", "baseline"
 		if r.Baseline != nil {
@@ -134,10 +142,10 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		if ci := r.Throughput.CI95(); ci > 0 {
 			tput += " ± " + fmtNumber(math.Round(ci))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Run.Name(), r.Run.DB(), tput, vs, r.Series,
+		row("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Run.Name(), r.Run.DB(), tput, vs, r.Series,
 			fmtMicros(r.P50), fmtMicros(r.P95), fmtMicros(r.P99), fmtMicros(r.P999), lvs, verdictText(r.Run))
 	}
-	if err := tw.Flush(); err != nil {
+	if err := errors.Join(werr, tw.Flush()); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintln(w, "\n* differs from the baseline (Welch's t-test over per-interval values, p < 0.05); ≈ within run-to-run noise; ? too few intervals to tell")

@@ -173,7 +173,9 @@ func makeBundle(t *testing.T, dir string, f fixture) string {
 		run.Intervals = append(run.Intervals, is)
 		total.Add(merged)
 	}
-	hf.Close()
+	if err := hf.Close(); err != nil {
+		t.Fatal(err)
+	}
 	for a := range f.agents {
 		skew := int64(a) * 300_000
 		rt := float64(f.intervals) * 10_000

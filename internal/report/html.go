@@ -131,9 +131,10 @@ func WriteHTML(w io.Writer, r *Run, opts Options) error {
 		d.Facts = append(d.Facts, run.StartedAt.UTC().Format("2006-01-02 15:04:05 MST"))
 	}
 	mode := run.Mode
-	if mode == "" {
+	switch mode {
+	case "":
 		mode = fmt.Sprintf("distributed, %d agents", len(run.Agents))
-	} else if mode == "distributed" {
+	case "distributed":
 		mode += fmt.Sprintf(", %d agents", len(run.Agents))
 	}
 	d.Facts = append(d.Facts, mode, "ycsbctl "+run.Version)

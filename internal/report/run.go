@@ -6,7 +6,6 @@ package report
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -155,14 +154,7 @@ func seriesRank(name string) int {
 		return 1 << 20
 	}
 	// Service before intended, each op before its failures.
-	return int(s.Kind())*1000 + int(s.Op())*2 + b2i(s.Failed())
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return int(s.Kind())*1000 + int(s.Op())*measurement.NumSlots + s.Slot()
 }
 
 // charted reports whether a series gets charts: CLEANUP is one sample
@@ -219,9 +211,6 @@ func agentName(a bundle.Agent) string {
 	}
 	return name
 }
-
-// dirName is a bundle's directory base name.
-func dirName(r *Run) string { return filepath.Base(filepath.Clean(r.B.Dir)) }
 
 // rateIntervals returns the intervals to draw throughput from: a trailing
 // sliver (the run's last few milliseconds, see run.IsSliver) is folded into

@@ -76,6 +76,11 @@ func reportFailures(total, first *measurement.Interval) failureReport {
 	var kinds []kind
 	for op := range total.Returns {
 		for st, n := range total.Returns[op] {
+			if adapters.Status(st) == adapters.Cancelled {
+				// Cut short by the operator's abort: neither a success
+				// nor a failure of the database.
+				continue
+			}
 			r.all += n
 			if n > 0 && !adapters.Status(st).IsOK() {
 				r.failed += n

@@ -120,6 +120,9 @@ func (l *Local) Run(ctx context.Context, sink run.Sink) *run.Outcome {
 	if err := l.prep.Close(); err != nil {
 		out.Notes = append(out.Notes, fmt.Sprintf("closing the database: %v", err))
 	}
+	if raw := l.prep.Raw; raw != nil {
+		out.Notes = append(out.Notes, rawNotes(raw.Dropped())...)
+	}
 	return out
 }
 

@@ -104,7 +104,7 @@ func (s *Session) Stderr() io.Writer { return s.errOut }
 
 // Logf writes one notice line.
 func (s *Session) Logf(format string, args ...any) {
-	fmt.Fprintf(s.errOut, format+"\n", args...)
+	_, _ = fmt.Fprintf(s.errOut, format+"\n", args...)
 }
 
 // Header prints what YCSB prints before a run, and the command line with
@@ -127,6 +127,9 @@ func (s *Session) Open() error {
 	}
 	s.opened = true
 	sp := s.o.Spec
+	if err := s.openMeasure(); err != nil {
+		return err
+	}
 	if f := sp.Output.ExportFile; f != "" {
 		if err := checkWritableDir(filepath.Dir(f)); err != nil {
 			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("property %q=%q: %w", spec.PropExportFile, f, err))
@@ -195,7 +198,10 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	sp := s.o.Spec
 	info := src.Info()
 	sinks := run.Sinks{}
-	status := &ycsbtext.StatusPrinter{W: s.errOut, Label: sp.Output.Label, Every: sp.StatusEvery, Now: s.o.Clock.Now}
+	mo := s.newMeasureOutputs()
+	sinks = append(sinks, mo.sinks()...)
+	status := &ycsbtext.StatusPrinter{W: s.errOut, Label: sp.Output.Label, Every: sp.StatusEvery, Now: s.o.Clock.Now,
+		Format: sp.Measure.Format, Extra: mo.statusExtra()}
 	if sp.Output.Status {
 		sinks = append(sinks, status)
 	}
@@ -266,14 +272,14 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	if live != nil {
 		// Give the terminal back before the summary prints.
 		if err := live.Close(); err != nil {
-			fmt.Fprintf(s.o.Stderr, "live view: %v\n", err)
+			_, _ = fmt.Fprintf(s.o.Stderr, "live view: %v\n", err)
 		}
 		s.errOut.set(s.o.Stderr)
 		if ownsStderr {
 			// The alternate screen is gone with everything on it;
 			// notices must stay in the scrollback.
 			for _, line := range live.Logs() {
-				fmt.Fprintln(s.o.Stderr, line)
+				_, _ = fmt.Fprintln(s.o.Stderr, line)
 			}
 		}
 	}
@@ -290,6 +296,7 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	if series != nil {
 		sum.Timeseries = series.Intervals()
 	}
+	mo.summarize(sum, sp, info)
 	if out.Status != run.StatusComplete {
 		sum.Notes = append(sum.Notes, "Results are "+string(out.Status))
 	}
@@ -312,6 +319,9 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 		if err := hl.Close(); err != nil {
 			v.fail(fmt.Errorf("property %q: %w", spec.PropHdrFileOutput, err))
 		}
+	}
+	if err := mo.close(); err != nil {
+		v.fail(err)
 	}
 	v.checkErrorRate(failures, sp.Output.MaxErrorRate)
 	if dir := sp.Output.ResultsDir; dir != "" {
@@ -383,7 +393,7 @@ func (s *Session) writeSummary(sum *ycsbtext.Summary, text string) error {
 		}
 	}
 	if err != nil {
-		fmt.Fprint(s.o.Stdout, text)
+		_, _ = fmt.Fprint(s.o.Stdout, text)
 		return fmt.Errorf("property %q: cannot write %s: %w (the summary went to stdout instead)", spec.PropExportFile, sp.Output.ExportFile, err)
 	}
 	return nil

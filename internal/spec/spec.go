@@ -112,7 +112,7 @@ func parseSettings(p *properties.Properties, phase run.Phase, cfg *workload.Conf
 		return nil, &properties.Error{Property: PropMeasurementMode, Value: s.ModeName, Expected: "op, intended or both"}
 	}
 	s.Mode = mode
-	s.MeasurementTyp, err = p.OneOf(PropMeasurementType, "hdrhistogram", "hdrhistogram", "timeseries")
+	s.MeasurementTyp, err = p.OneOf(PropMeasurementType, "hdrhistogram", ycsbtext.KindNames()...)
 	if err != nil {
 		return nil, err
 	}
@@ -302,6 +302,8 @@ type Spec struct {
 	Props    *properties.Properties
 	Workload *workload.Config
 	Output   Output
+	// Measure is the measurement type's options (measure.go).
+	Measure Measurement
 	// CutInterval is how often the engine cuts an interval: the status
 	// interval, or the timeseries granularity. StatusEvery is how many
 	// cut intervals make one status line.
@@ -333,7 +335,15 @@ func Parse(dbName string, p *properties.Properties, phase run.Phase) (*Spec, err
 		return nil, err
 	}
 	sp := &Spec{Settings: s, DB: dbName, Adapter: info, Props: p, Workload: cfg, Output: *out, CutInterval: s.StatusInterval, StatusEvery: 1}
+	m, err := parseMeasurement(p, s)
+	if err != nil {
+		return nil, err
+	}
+	sp.Measure = *m
 	sp.Warnings = warnings(p, phase, cfg)
+	if w := unknownWarning(p, info); w != "" {
+		sp.Warnings = append(sp.Warnings, w)
+	}
 	if out.Timeseries {
 		// The engine cuts intervals at the timeseries granularity; the
 		// status printer groups them back into status intervals.
@@ -453,14 +463,23 @@ type Prepared struct {
 	Workload *workload.Workload
 	DB       adapters.DB
 	Runner   *engine.Runner
+	// Raw writes raw samples (measurementtype raw, hdrhistogram+raw);
+	// nil otherwise. Close closes it.
+	Raw *measurement.RawLog
 }
 
-// Close releases the database.
+// Close releases the database and finishes the raw samples' output.
 func (p *Prepared) Close() error {
-	if c, ok := p.DB.(adapters.Closer); ok {
-		return c.Close()
+	var err error
+	if p.Raw != nil {
+		err = p.Raw.Close()
 	}
-	return nil
+	if c, ok := p.DB.(adapters.Closer); ok {
+		if cerr := c.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
 // Prepare opens the database, builds the workload and prepares the engine
@@ -470,8 +489,15 @@ func Prepare(ctx context.Context, s *Spec, clk clock.Clock, logf func(string, ..
 	if err != nil {
 		return nil, err
 	}
+	raw, err := s.Measure.rawLog(logf)
+	if err != nil {
+		return nil, err
+	}
 	db, err := s.Adapter.Driver.Open(ctx, s.Props)
 	if err != nil {
+		if raw != nil {
+			_ = raw.Close()
+		}
 		return nil, err
 	}
 	r, err := engine.Prepare(ctx, engine.Options{
@@ -486,6 +512,7 @@ func Prepare(ctx context.Context, s *Spec, clk clock.Clock, logf func(string, ..
 		WarmupTime:     s.WarmupTime,
 		StatusInterval: s.CutInterval,
 		Mode:           s.Mode,
+		SetupRecorder:  s.Measure.setupRecorder(raw),
 		Clock:          clk,
 		Sink:           sink,
 		Logf:           logf,
@@ -494,7 +521,13 @@ func Prepare(ctx context.Context, s *Spec, clk clock.Clock, logf func(string, ..
 		if c, ok := db.(adapters.Closer); ok {
 			_ = c.Close()
 		}
+		if raw != nil {
+			_ = raw.Close()
+		}
 		return nil, err
 	}
-	return &Prepared{Spec: s, Workload: wl, DB: db, Runner: r}, nil
+	if raw != nil {
+		raw.Start()
+	}
+	return &Prepared{Spec: s, Workload: wl, DB: db, Runner: r, Raw: raw}, nil
 }

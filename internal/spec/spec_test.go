@@ -86,7 +86,7 @@ func TestParseSettingsErrors(t *testing.T) {
 		{[]string{"operationcount", "10", "warmuptime", "-1"}, run.Run, "warmuptime"},
 		{[]string{"operationcount", "10", "warmupops", "-1"}, run.Run, "warmupops"},
 		{[]string{"operationcount", "10", "measurement.interval", "all"}, run.Run, "measurement.interval"},
-		{[]string{"operationcount", "10", "measurementtype", "histogram"}, run.Run, "measurementtype"},
+		{[]string{"operationcount", "10", "measurementtype", "histo"}, run.Run, "measurementtype"},
 		{[]string{"operationcount", "10", "hdrhistogram.percentiles", "0"}, run.Run, "hdrhistogram.percentiles"},
 		{[]string{"operationcount", "10", "workload", "site.ycsb.workloads.RestWorkload"}, run.Run, "workload"},
 		{[]string{}, run.Run, "operationcount"},
@@ -138,7 +138,7 @@ func TestParseAndPrepare(t *testing.T) {
 	require.NoError(t, err)
 	prep, err := spec.Prepare(context.Background(), sp, clock.NewReal(), nil, nil)
 	require.NoError(t, err)
-	defer prep.Close()
+	defer func() { _ = prep.Close() }()
 	assert.Equal(t, "basic", prep.Spec.Adapter.Name)
 	assert.Equal(t, 3, prep.Runner.Threads())
 	prep.Runner.Start(time.Time{})

@@ -79,12 +79,12 @@ func (g *gate) Accept() (net.Conn, error) {
 		}
 		g.mu.Unlock()
 		if expired {
-			gc.Conn.Close()
+			_ = gc.Conn.Close()
 		}
 	})
 	g.mu.Unlock()
 	for _, old := range evict {
-		old.Conn.Close()
+		_ = old.Conn.Close()
 	}
 	return gc, nil
 }

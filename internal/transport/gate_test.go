@@ -62,7 +62,7 @@ func TestGateClosesUnauthenticatedConnections(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		conns = append(conns, c)
 		time.Sleep(20 * time.Millisecond) // keep the accept order
 	}
@@ -82,7 +82,7 @@ func TestGateClosesUnauthenticatedConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cc.Close()
+	defer func() { _ = cc.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := pb.NewAgentClient(cc).Ping(ctx, &pb.PingRequest{}); err != nil {
@@ -105,7 +105,7 @@ func TestGateClosesUnauthenticatedConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer bad.Close()
+	defer func() { _ = bad.Close() }()
 	_, err = pb.NewAgentClient(bad).Ping(ctx, &pb.PingRequest{})
 	if status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("wrong token: %v", err)

@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
@@ -271,7 +270,7 @@ func ServerOptions(f *TLSFiles, g *Guard) ([]grpc.ServerOption, error) {
 // backoff is capped at one second because a broken stream must be
 // re-established well within the agent's lease.
 func Dial(addr string, f *TLSFiles, token string, self Identity) (*grpc.ClientConn, error) {
-	var creds credentials.TransportCredentials = insecure.NewCredentials()
+	creds := insecure.NewCredentials()
 	if f.Enabled() {
 		c, err := ClientCredentials(f)
 		if err != nil {

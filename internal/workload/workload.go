@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -121,8 +122,7 @@ func NewFromConfig(cfg *Config, clk clock.Clock) (*Workload, error) {
 			return nil, &properties.Error{Property: PropFieldLengthHistogram, Value: cfg.FieldLengthHist, Expected: "a readable histogram file"}
 		}
 		h, err := generator.NewHistogramFromReader(f)
-		f.Close()
-		if err != nil {
+		if err = errors.Join(err, f.Close()); err != nil {
 			return nil, &properties.Error{Property: PropFieldLengthHistogram, Value: cfg.FieldLengthHist, Expected: "a YCSB histogram file (" + err.Error() + ")"}
 		}
 		w.fieldLen = h

@@ -252,7 +252,7 @@ func TestGoldenKeysEmbeddedStore(t *testing.T) {
 	p := props(t, "", "recordcount", "4", "embedded.dir", dir)
 	db, err := embedded.Open(context.Background(), p)
 	require.NoError(t, err)
-	defer db.(adapters.Closer).Close()
+	defer func() { require.NoError(t, db.(adapters.Closer).Close()) }()
 	load(t, newWorkload(t, p), db, 4)
 	var rows adapters.Rows
 	require.Equal(t, adapters.OK, db.Scan(context.Background(), "usertable", []byte("user"), 10, nil, &rows))
@@ -553,7 +553,7 @@ func openEmbedded(t *testing.T, p *properties.Properties) adapters.DB {
 	p.Set(embedded.PropDir, t.TempDir())
 	db, err := embedded.Open(context.Background(), p)
 	require.NoError(t, err)
-	t.Cleanup(func() { db.(adapters.Closer).Close() })
+	t.Cleanup(func() { require.NoError(t, db.(adapters.Closer).Close()) })
 	return db
 }
 

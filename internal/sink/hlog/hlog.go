@@ -28,13 +28,23 @@ type Writer struct {
 func NewWriter(w io.Writer, start time.Time) *Writer {
 	lw := &Writer{w: bufio.NewWriterSize(w, 256<<10)}
 	secs := float64(start.UnixNano()) / 1e9
-	fmt.Fprintf(lw.w, "#[Logging for: ycsbctl]\n")
-	fmt.Fprintf(lw.w, "#[Histogram log format version 1.3]\n")
-	fmt.Fprintf(lw.w, "#[StartTime: %.3f (seconds since epoch), %s]\n", secs, start.UTC().Format("Mon Jan 02 15:04:05 MST 2006"))
-	fmt.Fprintf(lw.w, "#[BaseTime: 0.000 (seconds since epoch)]\n")
-	fmt.Fprintf(lw.w, "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n")
-	lw.err = lw.w.Flush()
+	lw.printf("#[Logging for: ycsbctl]\n")
+	lw.printf("#[Histogram log format version 1.3]\n")
+	lw.printf("#[StartTime: %.3f (seconds since epoch), %s]\n", secs, start.UTC().Format("Mon Jan 02 15:04:05 MST 2006"))
+	lw.printf("#[BaseTime: 0.000 (seconds since epoch)]\n")
+	lw.printf("\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n")
+	if lw.err == nil {
+		lw.err = lw.w.Flush()
+	}
 	return lw
+}
+
+// printf writes to the buffer unless an earlier write failed, keeping the
+// first error for Flush and the next write to return.
+func (lw *Writer) printf(format string, a ...any) {
+	if lw.err == nil {
+		_, lw.err = fmt.Fprintf(lw.w, format, a...)
+	}
 }
 
 // ValidTag reports whether a tag can be written (no commas, spaces or line
@@ -74,12 +84,21 @@ func (lw *Writer) WriteEncoded(tag string, startNs, endNs, maxNs int64, v2 []byt
 		return lw.err
 	}
 	if tag != "" {
-		fmt.Fprintf(lw.w, "Tag=%s,", tag)
+		lw.printf("Tag=%s,", tag)
 	}
-	fmt.Fprintf(lw.w, "%.3f,%.3f,%.3f,", float64(startNs)/1e9, float64(endNs-startNs)/1e9, float64(maxNs)/1e6)
+	lw.printf("%.3f,%.3f,%.3f,", float64(startNs)/1e9, float64(endNs-startNs)/1e9, float64(maxNs)/1e6)
+	if lw.err != nil {
+		return lw.err
+	}
 	enc := base64.NewEncoder(base64.StdEncoding, lw.w)
-	_, _ = enc.Write(v2)
-	_ = enc.Close()
+	if _, err := enc.Write(v2); err != nil {
+		lw.err = err
+		return err
+	}
+	if err := enc.Close(); err != nil {
+		lw.err = err
+		return err
+	}
 	lw.err = lw.w.WriteByte('\n')
 	return lw.err
 }

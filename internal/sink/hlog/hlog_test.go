@@ -17,6 +17,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/sink/hlog"
+	"github.com/ycsbctl/ycsbctl/internal/testutil/tools"
 )
 
 type interval struct {
@@ -126,11 +127,9 @@ print(json.dumps(out))
 `
 
 // TestLogReadBackWithPythonHdrh decodes the log with HdrHistogram's Python
-// package (pip install hdrhistogram) when it is installed.
+// package (hdrhistogram, in the checkout's .venv).
 func TestLogReadBackWithPythonHdrh(t *testing.T) {
-	if err := exec.Command("python3", "-c", "import hdrh").Run(); err != nil {
-		t.Skip("python3 with the hdrh package (pip install hdrhistogram) is not available")
-	}
+	python := tools.Python(t, "hdrh")
 	start := time.Date(2026, 11, 5, 9, 0, 0, 0, time.UTC)
 	ivs := fixture(start)
 	path := filepath.Join(t.TempDir(), "ycsbctl.hlog")
@@ -139,7 +138,7 @@ func TestLogReadBackWithPythonHdrh(t *testing.T) {
 	writeLog(t, f, start, ivs)
 	require.NoError(t, f.Close())
 
-	out, err := exec.Command("python3", "-c", pyReader, path).Output()
+	out, err := exec.Command(python, "-c", pyReader, path).Output()
 	require.NoError(t, err, "%s", out)
 	var got []struct {
 		Tag     *string `json:"tag"`

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -19,6 +20,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/testutil/tools"
 )
 
 // TestLayoutMatchesLibrary checks our index-to-value mapping against the
@@ -326,13 +328,10 @@ func textExposition(t *testing.T, g prometheus.Gatherer) []byte {
 	return buf.Bytes()
 }
 
-// TestPromtool runs `promtool check metrics` on the text exposition when
-// promtool is installed (Debian package prometheus).
+// TestPromtool runs `promtool check metrics` (Debian package prometheus)
+// on the text exposition.
 func TestPromtool(t *testing.T) {
-	path, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed (apt-get install prometheus)")
-	}
+	path := tools.Require(t, "promtool")
 	cmd := exec.Command(path, "check", "metrics")
 	cmd.Stdin = bytes.NewReader(textExposition(t, populated().Registry()))
 	out, err := cmd.CombinedOutput()
@@ -347,13 +346,19 @@ func TestServeTextAndProtobuf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("closing the metrics server: %v", err)
+		}
+	}()
 	resp, err := http.Get(s.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err = errors.Join(err, resp.Body.Close()); err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{`ycsbctl_operations_total{agent="local",op="READ",run_id="r1",status="OK"} 2000`, `ycsbctl_operation_duration_seconds_bucket{`, `le="+Inf"`, "process_cpu_seconds_total", "go_goroutines"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("text exposition lacks %q", want)
@@ -367,7 +372,11 @@ func TestServeTextAndProtobuf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() {
+		if err := resp.Body.Close(); err != nil {
+			t.Errorf("closing the response: %v", err)
+		}
+	}()
 	dec := expfmt.NewDecoder(resp.Body, expfmt.ResponseFormat(resp.Header))
 	found := false
 	for {

@@ -72,7 +72,9 @@ func Listen(addr string, h http.Handler) (*Server, error) {
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "ycsbctl: Prometheus metrics at /metrics")
+		// A client that went away cannot be told; the handler has no
+		// one else to report a failed write to.
+		_, _ = fmt.Fprintln(w, "ycsbctl: Prometheus metrics at /metrics")
 	})
 	s := &Server{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, err: make(chan error, 1)}
 	go func() { s.err <- s.srv.Serve(ln) }()

@@ -446,8 +446,9 @@ func opTable(title string, iv *measurement.Interval, secs float64) []string {
 	for _, kind := range []measurement.Kind{measurement.Service, measurement.Intended} {
 		for op := measurement.Op(0); op < measurement.NumOps; op++ {
 			ok := iv.Hist[measurement.SeriesOf(op, kind, false)]
-			bad := iv.Hist[measurement.SeriesOf(op, kind, true)]
-			n := count(ok) + count(bad)
+			// Every call, failures under any name (<OP>-FAILED,
+			// <OP>-<STATUS>) included.
+			n := iv.KindCount(op, kind)
 			if n == 0 && (kind == measurement.Intended || iv.ReturnTotal(op) == 0) {
 				continue
 			}

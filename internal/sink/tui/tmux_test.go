@@ -7,9 +7,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ycsbctl/ycsbctl/internal/testutil/tools"
 )
 
 // These tests use the live view as a person would: the real binary runs
@@ -43,12 +46,10 @@ func binary(t *testing.T) string {
 
 func needTmux(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux not installed")
-	}
 	if testing.Short() {
 		t.Skip("tmux test skipped in -short mode")
 	}
+	tools.Require(t, "tmux")
 }
 
 type tmux struct {
@@ -130,15 +131,18 @@ func TestTmuxRunQuit(t *testing.T) {
 	bin := binary(t)
 	tm := startTmux(t, bin+" run basic -P workloada -p basicdb.verbose=false -p basicdb.simulatedelay=2"+
 		" -p operationcount=100000000 -p maxexecutiontime=50 -p status.interval=1 -threads 4 --results bundle")
-	s := tm.waitFor(20*time.Second, `Since start`, `READ\s+[\d,]+\s+[\d,]+\s+[\d.]+(µs|ms)`)
+	s := tm.waitFor(20*time.Second, `Since start`, `READ\s+[\d,]+\s+[\d,]+\s+[\d.]+(µs|ms)`,
+		`UPDATE\s+[\d,]+\s+[\d,]+\s+[\d.]+(µs|ms)`)
 	for _, want := range []string{
 		`ycsbctl run · basic · workloada`, `RUNNING`, `elapsed 0:00:0\d`, `ETA`, `Throughput [\d,]+ ops/s`,
-		`OPERATION\s+COUNT\s+OPS/S\s+P50\s+P95\s+P99\s+P99\.9\s+MAX\s+ERRORS`,
-		`UPDATE\s+[\d,]+\s+[\d,]+\s+[\d.]+(µs|ms)`, `q stop gracefully`,
+		`OPERATION\s+COUNT\s+OPS/S\s+P50\s+P95\s+P99\s+P99\.9\s+MAX\s+ERRORS`, `q stop gracefully`,
 	} {
 		if !regexp.MustCompile(want).MatchString(s) {
 			t.Errorf("screen lacks %q:\n%s", want, s)
 		}
+	}
+	for _, op := range []string{"READ", "UPDATE"} {
+		checkLatencyRow(t, s, op)
 	}
 	if strings.Contains(s, "[OVERALL]") || strings.Contains(s, "Starting test.") {
 		t.Errorf("the view shares the screen with other output:\n%s", s)
@@ -169,6 +173,46 @@ func TestTmuxRunQuit(t *testing.T) {
 	}
 }
 
+// checkLatencyRow parses op's row of the live view's table (OPERATION
+// COUNT OPS/S P50 P95 P99 P99.9 MAX ERRORS) and checks it numerically:
+// operations were counted, none failed, the percentiles never decrease,
+// and with basicdb.simulatedelay=2 (a uniform 0-2 ms sleep) the median is
+// below 10 ms: 2 ms of delay plus 8 ms for scheduling on a loaded 2-core
+// machine. The view rounds to three significant digits, so each step of
+// the percentiles may appear up to 1% lower than the one before.
+func checkLatencyRow(t *testing.T, screen, op string) {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^\s*` + op + `\s+([\d,]+)\s+([\d,]+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+([\d,]+))?\s*$`).FindStringSubmatch(screen)
+	if m == nil {
+		t.Errorf("no complete %s row in the table:\n%s", op, screen)
+		return
+	}
+	count, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
+	if err != nil || count <= 0 {
+		t.Errorf("%s count %q, want > 0", op, m[1])
+	}
+	// The view leaves ERRORS blank while there are none.
+	if m[8] != "" && m[8] != "0" {
+		t.Errorf("%s errors %q, want none", op, m[8])
+	}
+	names := []string{"P50", "P95", "P99", "P99.9", "MAX"}
+	lat := make([]float64, len(names))
+	for i := range names {
+		lat[i] = screenLatency(t, m[3+i])
+		if lat[i] <= 0 {
+			t.Errorf("%s %s = %s, want > 0", op, names[i], m[3+i])
+		}
+	}
+	for i := 1; i < len(lat); i++ {
+		if lat[i] < lat[i-1]*0.99 {
+			t.Errorf("%s %s (%s) below %s (%s)", op, names[i], m[3+i], names[i-1], m[2+i])
+		}
+	}
+	if lat[0] >= 10_000 {
+		t.Errorf("%s P50 %s, want < 10ms for a 0-2 ms simulated delay", op, m[3])
+	}
+}
+
 func TestTmuxCtrlCTwiceAborts(t *testing.T) {
 	needTmux(t)
 	bin := binary(t)
@@ -188,13 +232,79 @@ func TestTmuxCtrlCTwiceAborts(t *testing.T) {
 		t.Errorf("abort took %s; operations in flight were not cancelled", d)
 	}
 	s := tm.screen()
-	if !strings.Contains(s, "[OVERALL], RunTime(ms)") {
-		t.Errorf("no summary after the abort:\n%s", s)
+	sum := summaryNumbers(t, s, "[OVERALL], RunTime(ms)", "[READ-FAILED], Operations", "[READ-FAILED], MinLatency(us)",
+		"[READ-FAILED], AverageLatency(us)", "[READ-FAILED], MaxLatency(us)", "[READ], Return=CANCELLED")
+	// Each of the 2 threads had one read in flight; the abort cancels
+	// them and they are reported under their own return code, never as
+	// OK. More than 2 would mean reads ran to completion and new ones
+	// started.
+	if n := sum["[READ-FAILED], Operations"]; n < 1 || n > 2 {
+		t.Errorf("[READ-FAILED], Operations = %v, want 1 or 2 (the reads in flight):\n%s", n, s)
 	}
-	// The operations in flight were cancelled well before their 5 s.
-	if m := regexp.MustCompile(`\[READ\], MaxLatency\(us\), (\d+)`).FindStringSubmatch(s); m != nil && len(m[1]) >= 7 && m[1] >= "5000000" {
-		t.Errorf("operations ran to completion (max %s µs):\n%s", m[1], s)
+	if sum["[READ], Return=CANCELLED"] != sum["[READ-FAILED], Operations"] {
+		t.Errorf("the cancelled reads are not all counted as CANCELLED:\n%s", s)
 	}
+	if strings.Contains(s, "[READ], Return=OK") {
+		t.Errorf("a cancelled read was counted as OK:\n%s", s)
+	}
+	// The reads in flight were cancelled well before their 5 s: with a
+	// 4 s bound on the abort above, a read that reached 4.5 s would have
+	// outlived the abort's deadline; and no read can outlast the run
+	// (RunTime is in ms, rounded down, hence the 1 ms tolerance).
+	const natural, margin = 5_000_000.0, 500_000.0
+	maxLat, minLat, avgLat := sum["[READ-FAILED], MaxLatency(us)"], sum["[READ-FAILED], MinLatency(us)"], sum["[READ-FAILED], AverageLatency(us)"]
+	if maxLat >= natural-margin {
+		t.Errorf("reads ran (nearly) to completion: max %.0f µs, want < %.0f µs:\n%s", maxLat, natural-margin, s)
+	}
+	if runUs := sum["[OVERALL], RunTime(ms)"] * 1000; maxLat > runUs+1000 {
+		t.Errorf("a read (%.0f µs) outlasted the run (%.0f µs):\n%s", maxLat, runUs, s)
+	}
+	if minLat <= 0 || minLat > avgLat || avgLat > maxLat {
+		t.Errorf("latencies out of order: min %.0f, avg %.1f, max %.0f µs:\n%s", minLat, avgLat, maxLat, s)
+	}
+}
+
+// summaryNumbers parses the YCSB summary lines "[SECTION], Metric, value"
+// on screen and returns the values of every wanted line, failing the test
+// for any that is missing or not a number.
+func summaryNumbers(t *testing.T, screen string, want ...string) map[string]float64 {
+	t.Helper()
+	got := map[string]float64{}
+	re := regexp.MustCompile(`(?m)^(\[[A-Z_-]+\], [^,\n]+), (\S+)\s*$`)
+	for _, m := range re.FindAllStringSubmatch(screen, -1) {
+		if v, err := strconv.ParseFloat(m[2], 64); err == nil {
+			got[m[1]] = v
+		}
+	}
+	out := map[string]float64{}
+	for _, w := range want {
+		v, ok := got[w]
+		if !ok {
+			t.Fatalf("summary lacks a numeric %q line:\n%s", w, screen)
+		}
+		out[w] = v
+	}
+	return out
+}
+
+// screenLatency parses a latency as the live view prints it (850ns, 412µs,
+// 1.23ms, 2.50s) into microseconds.
+func screenLatency(t *testing.T, s string) float64 {
+	t.Helper()
+	for _, u := range []struct {
+		suffix string
+		us     float64
+	}{{"ns", 1e-3}, {"µs", 1}, {"ms", 1e3}, {"s", 1e6}} {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			v, err := strconv.ParseFloat(num, 64)
+			if err != nil {
+				t.Fatalf("latency %q: %v", s, err)
+			}
+			return v * u.us
+		}
+	}
+	t.Fatalf("latency %q has no unit", s)
+	return 0
 }
 
 func TestTmuxLoadProgressAndNoTUI(t *testing.T) {

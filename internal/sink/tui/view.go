@@ -21,7 +21,7 @@ import (
 )
 
 // View is one live view. Create it with New, Start it when the run is about
-// to begin, feed it with Update (or use it as an engine.Observer), and
+// to begin, feed it with OnInterval (it is a run.Sink), and
 // Close it before printing anything else to the terminal.
 type View struct {
 	cfg  Config

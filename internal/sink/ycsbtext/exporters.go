@@ -42,7 +42,9 @@ func Export(w io.Writer, exporter string, s *Summary) error {
 	switch exporter {
 	case TextExporter, "text":
 		for _, l := range lines {
-			fmt.Fprintf(bw, "[%s], %s, %s\n", l.Metric, l.Measurement, formatValue(l.Value))
+			if _, err := fmt.Fprintf(bw, "[%s], %s, %s\n", l.Metric, l.Measurement, formatValue(l.Value)); err != nil {
+				return err
+			}
 		}
 	case JSONExporter, "json":
 		// YCSB writes a stream of objects that is not one JSON document;
@@ -52,11 +54,12 @@ func Export(w io.Writer, exporter string, s *Summary) error {
 			if err != nil {
 				return err
 			}
-			bw.Write(b)
-			bw.WriteByte('\n')
+			if _, err := bw.Write(append(b, '\n')); err != nil {
+				return err
+			}
 		}
 	case JSONArrayExporter, "jsonarray":
-		objs := make([]map[string]any, 0, len(lines))
+		objs := make([]jsonRecord, 0, len(lines))
 		for _, l := range lines {
 			objs = append(objs, jsonLine(l))
 		}
@@ -64,18 +67,33 @@ func Export(w io.Writer, exporter string, s *Summary) error {
 		if err != nil {
 			return err
 		}
-		bw.Write(b)
-		bw.WriteByte('\n')
+		if _, err := bw.Write(append(b, '\n')); err != nil {
+			return err
+		}
 	}
 	return bw.Flush()
 }
 
-// jsonLine maps a line to YCSB's JSON object; non-finite doubles (which
-// JSON cannot carry) become null.
-func jsonLine(l Line) map[string]any {
+// jsonRecord is YCSB's JSON object, fields in Java's order.
+type jsonRecord struct {
+	Metric      string `json:"metric"`
+	Measurement string `json:"measurement"`
+	Value       any    `json:"value"`
+}
+
+// jsonLine maps a line to YCSB's JSON object. Doubles are written as
+// Java's JSON exporters write them (Double.toString: "500.0", "1.5E7"),
+// so a reader that tells integers from doubles by the token sees the same
+// types as with YCSB; non-finite doubles (which JSON cannot carry) become
+// null.
+func jsonLine(l Line) jsonRecord {
 	v := l.Value
-	if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
-		v = nil
+	if f, ok := v.(float64); ok {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			v = nil
+		} else {
+			v = json.Number(JavaDouble(f))
+		}
 	}
-	return map[string]any{"metric": l.Metric, "measurement": l.Measurement, "value": v}
+	return jsonRecord{Metric: l.Metric, Measurement: l.Measurement, Value: v}
 }

@@ -254,6 +254,47 @@ func TestJSONArrayExporter(t *testing.T) {
 	assert.Equal(t, 10123.0, *arr[0].Value)
 }
 
+// Java's JSON exporters write every value as its text exporter does:
+// longs plainly, doubles with Double.toString ("500.0", "1.5E7"), and the
+// fields in the order metric, measurement, value. A run whose throughput
+// is a whole number (here 1000 ops in 2 s) must give "500.0", as Java,
+// not 500.
+func TestJSONExportersWriteJavaNumbers(t *testing.T) {
+	fast := fixtureSummary()
+	fast.RunTime = 2 * time.Second
+	fast.Total.Ops = 1000
+	big := fixtureSummary()
+	big.RunTime = time.Millisecond
+	big.Total.Ops = 20000 // 2.0E7 ops/s
+	for _, s := range []*ycsbtext.Summary{fixtureSummary(), fast, big} {
+		var text []string
+		for _, l := range bytes.Split(bytes.TrimSpace(export(t, ycsbtext.TextExporter, s)), []byte("\n")) {
+			parts := strings.SplitN(string(l), ", ", 3)
+			require.Len(t, parts, 3)
+			text = append(text, parts[2])
+		}
+		type rec struct {
+			Metric      string          `json:"metric"`
+			Measurement string          `json:"measurement"`
+			Value       json.RawMessage `json:"value"`
+		}
+		var arr []rec
+		require.NoError(t, json.Unmarshal(export(t, ycsbtext.JSONArrayExporter, s), &arr))
+		require.Len(t, arr, len(text))
+		for i, r := range arr {
+			assert.Equal(t, text[i], string(r.Value), "[%s] %s", r.Metric, r.Measurement)
+		}
+		for i, l := range bytes.Split(bytes.TrimSpace(export(t, ycsbtext.JSONExporter, s)), []byte("\n")) {
+			var r rec
+			require.NoError(t, json.Unmarshal(l, &r))
+			assert.Equal(t, text[i], string(r.Value), "[%s] %s", r.Metric, r.Measurement)
+			assert.Regexp(t, `^\{"metric":.*,"measurement":.*,"value":`, string(l), "Java's field order")
+		}
+	}
+	assert.Contains(t, string(export(t, ycsbtext.JSONExporter, fast)), `"measurement":"Throughput(ops/sec)","value":500.0}`)
+	assert.Contains(t, string(export(t, ycsbtext.JSONExporter, big)), `"measurement":"Throughput(ops/sec)","value":2.0E7}`)
+}
+
 func TestJSONNonFinite(t *testing.T) {
 	// Zero run time with operations: Java prints Infinity; JSON carries null.
 	iv := measurement.NewInterval(0, t0, t0)
@@ -339,8 +380,12 @@ func TestRemaining(t *testing.T) {
 		secs int64
 		want string
 	}{
-		{0, "0 seconds "},
+		// YCSB's RemainingFormatter chooses "second" by the length of the
+		// text written so far, i.e. the digits: one digit reads "second".
+		{0, "0 second "},
 		{1, "1 second "},
+		{9, "9 second "},
+		{10, "10 seconds "},
 		{45, "45 seconds "},
 		{59, "59 seconds "},
 		{60, "1 minute "},

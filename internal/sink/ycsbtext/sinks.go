@@ -20,6 +20,10 @@ type StatusPrinter struct {
 	Every int64
 	// Now stamps each line (time.Now when nil).
 	Now func() time.Time
+	// Format is the measurement type's status style; Extra, when set,
+	// adds to each measured line (ycsbtext.RuntimeTracker.Status).
+	Format Format
+	Extra  func() string
 
 	mu      sync.Mutex
 	off     bool
@@ -48,7 +52,7 @@ func (s *StatusPrinter) OnInterval(u *run.Update) {
 	}
 	at := now()
 	if u.Progress.Warmup {
-		fmt.Fprintln(s.W, StatusLine(s.Label, at, u.Progress, u.Interval, u.Cumulative))
+		_, _ = fmt.Fprintln(s.W, StatusLine(s.Label, at, u.Progress, u.Interval, u.Cumulative))
 		return
 	}
 	if s.pending == nil {
@@ -61,8 +65,15 @@ func (s *StatusPrinter) OnInterval(u *run.Update) {
 	if s.count%every != 0 && !u.Progress.Final {
 		return
 	}
-	fmt.Fprintln(s.W, StatusLine(s.Label, at, u.Progress, s.pending, u.Cumulative))
+	_, _ = fmt.Fprintln(s.W, StatusLineFormat(s.Label, at, u.Progress, s.pending, u.Cumulative, s.Format, s.extra()))
 	s.pending = nil
+}
+
+func (s *StatusPrinter) extra() string {
+	if s.Extra == nil {
+		return ""
+	}
+	return s.Extra()
 }
 
 // Flush prints what is still pending when a run ends without an interval
@@ -80,7 +91,7 @@ func (s *StatusPrinter) Flush() {
 	}
 	p := s.last.Progress
 	p.Final = true
-	fmt.Fprintln(s.W, StatusLine(s.Label, now(), p, s.pending, s.last.Cumulative))
+	_, _ = fmt.Fprintln(s.W, StatusLineFormat(s.Label, now(), p, s.pending, s.last.Cumulative, s.Format, s.extra()))
 	s.pending = nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 )
@@ -15,6 +17,13 @@ import (
 //
 // The bracketed statistics are the interval's own (not cumulative), in µs.
 func StatusLine(label string, now time.Time, p run.Progress, iv, cum *measurement.Interval) string {
+	return StatusLineFormat(label, now, p, iv, cum, Format{}, "")
+}
+
+// StatusLineFormat is StatusLine with the measurements shown in format f
+// (YCSB's measurementtype) and extra appended after them (the process
+// series of ycsbctl.trackruntime).
+func StatusLineFormat(label string, now time.Time, p run.Progress, iv, cum *measurement.Interval, f Format, extra string) string {
 	var b strings.Builder
 	b.WriteString(label)
 	// YCSB's SimpleDateFormat "yyyy-MM-dd HH:mm:ss:SSS"; Go layouts cannot
@@ -56,28 +65,34 @@ func StatusLine(label string, now time.Time, p run.Progress, iv, cum *measuremen
 		if h == nil || h.TotalCount() == 0 {
 			continue
 		}
-		b.WriteString("[")
-		b.WriteString(sr.Name())
-		b.WriteString(": Count=")
-		b.WriteString(strconv.FormatInt(h.TotalCount(), 10))
-		b.WriteString(", Max=")
-		b.WriteString(strconv.FormatInt(nsToUs(h.Max()), 10))
-		b.WriteString(", Min=")
-		b.WriteString(strconv.FormatInt(nsToUs(h.Min()), 10))
-		b.WriteString(", Avg=")
-		b.WriteString(decimalFormat2(h.Mean() / 1000))
-		for _, q := range []struct {
-			name string
-			p    float64
-		}{{"50", 50}, {"90", 90}, {"99", 99}, {"99.9", 99.9}, {"99.99", 99.99}} {
-			b.WriteString(", ")
-			b.WriteString(q.name)
-			b.WriteByte('=')
-			b.WriteString(strconv.FormatInt(nsToUs(h.ValueAtPercentile(q.p)), 10))
-		}
-		b.WriteString("] ")
+		statusBlock(&b, sr.Name(), h, f)
 	}
+	b.WriteString(extra)
 	return b.String()
+}
+
+// hdrStatus is YCSB's HdrHistogram status block.
+func hdrStatus(b *strings.Builder, name string, h *hdrhistogram.Histogram) {
+	b.WriteString("[")
+	b.WriteString(name)
+	b.WriteString(": Count=")
+	b.WriteString(strconv.FormatInt(h.TotalCount(), 10))
+	b.WriteString(", Max=")
+	b.WriteString(strconv.FormatInt(nsToUs(h.Max()), 10))
+	b.WriteString(", Min=")
+	b.WriteString(strconv.FormatInt(nsToUs(h.Min()), 10))
+	b.WriteString(", Avg=")
+	b.WriteString(decimalFormat2(h.Mean() / 1000))
+	for _, q := range []struct {
+		name string
+		p    float64
+	}{{"50", 50}, {"90", 90}, {"99", 99}, {"99.9", 99.9}, {"99.99", 99.99}} {
+		b.WriteString(", ")
+		b.WriteString(q.name)
+		b.WriteByte('=')
+		b.WriteString(strconv.FormatInt(nsToUs(h.ValueAtPercentile(q.p)), 10))
+	}
+	b.WriteString("]")
 }
 
 // estimate returns the seconds left, from the operation budget at the
@@ -131,7 +146,15 @@ func Remaining(seconds int64) string {
 		}
 	}
 	if b.Len() == 0 {
-		unit(seconds, " second ", " seconds ")
+		// YCSB picks the word by the length of the text written so far,
+		// which is then just the digits: "5 second", "45 seconds". Java
+		// YCSB's status lines read so; kept for identical lines.
+		b.WriteString(strconv.FormatInt(seconds, 10))
+		if b.Len() == 1 {
+			b.WriteString(" second ")
+		} else {
+			b.WriteString(" seconds ")
+		}
 	}
 	return b.String()
 }

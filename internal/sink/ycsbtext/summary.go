@@ -29,6 +29,11 @@ type Summary struct {
 	Timeseries []*measurement.Interval
 	// Verbose adds every recorded bucket (measurement.histogram.verbose).
 	Verbose bool
+	// Format is the measurement type (hdrhistogram when zero).
+	Format Format
+	// Process are lines about the benchmark process itself (YCSB's
+	// JVM lines; ycsbctl.trackruntime), printed after OVERALL.
+	Process []Line
 }
 
 // Line is one exporter line: [Metric], Measurement, Value.
@@ -69,6 +74,11 @@ func seriesOrder() []measurement.Series {
 	for _, kind := range []measurement.Kind{measurement.Service, measurement.Intended} {
 		for op := measurement.Op(0); op < measurement.NumOps; op++ {
 			out = append(out, measurement.SeriesOf(op, kind, false), measurement.SeriesOf(op, kind, true))
+			for st := adapters.Status(0); st < adapters.NumStatuses; st++ {
+				if !st.IsOK() {
+					out = append(out, measurement.SeriesOfStatus(op, kind, st))
+				}
+			}
 		}
 	}
 	return out
@@ -86,6 +96,7 @@ func Lines(s *Summary) []Line {
 		thr = math.Inf(1)
 	}
 	out = append(out, Line{"OVERALL", "Throughput(ops/sec)", thr})
+	out = append(out, s.Process...)
 	if s.Warmup > 0 {
 		out = append(out, Line{"WARMUP", "Operations(not measured)", s.Warmup})
 	}
@@ -101,20 +112,15 @@ func Lines(s *Summary) []Line {
 		if h == nil {
 			h = measurement.NewHistogram()
 		}
-		out = append(out, opLines(name, h, s)...)
+		var returns []Line
 		if hasReturns {
 			for st := adapters.Status(0); st < adapters.NumStatuses; st++ {
 				if n := s.Total.Returns[op][st]; n > 0 {
-					out = append(out, Line{name, "Return=" + st.String(), n})
+					returns = append(returns, Line{name, "Return=" + st.String(), n})
 				}
 			}
 		}
-		if s.Timeseries != nil {
-			out = append(out, timeseriesLines(name, sr, s)...)
-		}
-		if s.Verbose {
-			out = append(out, verboseLines(name, h)...)
-		}
+		out = append(out, blockLines(name, sr, h, s, returns)...)
 	}
 	for _, n := range s.Notes {
 		out = append(out, Line{"NOTE", n, int64(0)})

@@ -1,0 +1,137 @@
+package spec
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/workload"
+)
+
+// Known declares every property the client, the measurements and the
+// output read (the core workload and the adapters declare theirs), with
+// YCSB's defaults. A test proves Parse reads nothing else.
+func Known() []properties.Known {
+	return []properties.Known{
+		{Name: PropDB, Default: "embedded", Help: "the adapter, by name or YCSB class (site.ycsb.db.CassandraCQLClient, ...)"},
+		{Name: PropWorkload, Default: "site.ycsb.workloads.CoreWorkload", Help: "the workload class (CoreWorkload only)"},
+		{Name: PropThreads, Default: "1", Help: "client threads (-threads); per agent in distributed runs"},
+		{Name: PropTarget, Default: "0", Help: "total operations per second (-target); 0 = unthrottled"},
+		{Name: PropStatus, Default: "false", Help: "print status lines (-s)"},
+		{Name: PropLabel, Default: "", Help: "label prefixed to status lines (-l)"},
+		{Name: PropStatusInterval, Default: "10", Help: "seconds between status lines and intervals"},
+		{Name: PropMaxExecution, Default: "0", Help: "time limit in seconds (0 = none)"},
+		{Name: PropWarmupTime, Default: "0", Help: "seconds run before measuring, neither measured nor counted"},
+		{Name: PropWarmupOps, Default: "0", Help: "operations run before measuring, neither measured nor counted"},
+		{Name: PropMeasurementMode, Default: "op", Help: "op, intended or both (coordinated omission)"},
+		{Name: PropMeasurementType, Default: "hdrhistogram", Help: "hdrhistogram, histogram, raw, timeseries, hdrhistogram+histogram or hdrhistogram+raw"},
+		{Name: PropHistogramBuckets, Default: "1000", Help: "1 ms buckets of measurementtype=histogram"},
+		{Name: PropRawOutputFile, Default: "", Help: "file raw samples are appended to (stdout when empty)"},
+		{Name: PropRawNoSummary, Default: "false", Help: "raw: leave out the summary statistics"},
+		{Name: PropReportEachError, Default: "false", Help: "record failed operations as <OP>-<STATUS> instead of <OP>-FAILED"},
+		{Name: PropTrackedErrors, Default: "", Help: "statuses recorded as <OP>-<STATUS> (comma list)"},
+		{Name: PropTrackRuntime, Default: "false", Help: "goroutines, heap and GC in status lines and the summary"},
+		{Name: PropTrackJVM, Default: "false", Help: "YCSB's name for ycsbctl.trackruntime"},
+		{Name: PropPercentiles, Default: "50,95,99", Help: "percentiles in the summary"},
+		{Name: PropExporter, Default: "site.ycsb.measurements.exporter.TextMeasurementsExporter", Help: "text, JSON or JSON array exporter"},
+		{Name: PropExportFile, Default: "", Help: "file for the final summary (stdout when empty)"},
+		{Name: PropHdrFileOutput, Default: "false", Help: "write an HdrHistogram interval log"},
+		{Name: PropHdrOutputPath, Default: "", Help: "path (prefix) of the HdrHistogram log"},
+		{Name: PropHistogramVerbose, Default: "false", Help: "print every histogram bucket in the summary"},
+		{Name: PropTimeseriesGran, Default: "1000", Help: "timeseries bucket in milliseconds"},
+		{Name: PropMaxErrorRate, Default: "", Help: "exit 5 when more than this share of operations failed"},
+		{Name: PropTUI, Default: "true", Help: "the live terminal view (--no-tui sets false)"},
+		{Name: PropMetricsAddr, Default: "", Help: "serve Prometheus metrics here (--metrics-addr)"},
+		{Name: PropMetricsLinger, Default: "0", Help: "seconds /metrics stays up after the run"},
+		{Name: PropResults, Default: "", Help: "write the run bundle to this directory (--results)"},
+	}
+}
+
+// unknownWarning names the properties nobody reads, each with the nearest
+// known name; empty when there are none. A property another adapter reads
+// is named as such.
+func unknownWarning(p *properties.Properties, info *adapters.Info) string {
+	known := append(append(Known(), workload.Known()...), info.Properties...)
+	var unknown []string
+	for _, k := range p.Keys() {
+		if _, ok := properties.FindKnown(known, k); ok {
+			continue
+		}
+		msg := k
+		if other := otherAdapter(k, info.Name); other != "" {
+			msg += fmt.Sprintf(" (read by the %s adapter, not by %s)", other, info.Name)
+		} else if near := nearest(k, known); near != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", near)
+		} else if near, owner := nearestElsewhere(k, info.Name); near != "" {
+			msg += fmt.Sprintf(" (did you mean %s, read by the %s adapter?)", near, owner)
+		}
+		unknown = append(unknown, msg)
+	}
+	if len(unknown) == 0 {
+		return ""
+	}
+	sort.Strings(unknown)
+	return "Warning: properties that nothing reads (ignored): " + strings.Join(unknown, ", ")
+}
+
+// otherAdapter names another adapter that declares key.
+func otherAdapter(key, self string) string {
+	for _, n := range adapters.Names() {
+		info, err := adapters.Lookup(n)
+		if err != nil || info.Name == self {
+			continue
+		}
+		if _, ok := properties.FindKnown(info.Properties, key); ok {
+			return info.Name
+		}
+	}
+	return ""
+}
+
+// nearestElsewhere looks for a typo of another adapter's property.
+func nearestElsewhere(key, self string) (string, string) {
+	for _, n := range adapters.Names() {
+		info, err := adapters.Lookup(n)
+		if err != nil || info.Name == self {
+			continue
+		}
+		if near := nearest(key, info.Properties); near != "" {
+			return near, info.Name
+		}
+	}
+	return "", ""
+}
+
+// nearest returns the known name closest to key by edit distance, when it
+// is close enough to be a typo.
+func nearest(key string, known []properties.Known) string {
+	best, bestD := "", len(key)/3+2
+	for _, k := range known {
+		if d := editDistance(key, k.Name); d < bestD {
+			best, bestD = k.Name, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
