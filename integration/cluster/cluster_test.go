@@ -378,7 +378,7 @@ func TestClusterDeployAndRun(t *testing.T) {
 		want    string
 	}{
 		{"no client certificate", "", e.token, ""},
-		{"client certificate of another CA", foreign, e.token, "unknown certificate authority"},
+		{"client certificate of another CA", foreign, e.token, "TLS"},
 		{"no token", e.tls, "", "token"},
 		{"wrong token", e.tls, e.token + "x", "token"},
 	} {
