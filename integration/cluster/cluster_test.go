@@ -164,7 +164,7 @@ func clusterMemory(t *testing.T, work string) (rssKiB, tmpfsKiB int64) {
 							rssKiB += v
 						}
 					}
-					st.Close()
+					_ = st.Close()
 				}
 				return nil
 			})

@@ -247,11 +247,11 @@ func writePEM(path, typ string, der []byte, mode os.FileMode) error {
 		return err
 	}
 	if err := tmp.Chmod(mode); err != nil { // umask may have narrowed it further; keys must be exactly 0600
-		tmp.Close()
+		_ = tmp.Close() // the write error is the one to report
 		return err
 	}
 	if err := pem.Encode(tmp, &pem.Block{Type: typ, Bytes: der}); err != nil {
-		tmp.Close()
+		_ = tmp.Close() // the write error is the one to report
 		return err
 	}
 	if err := tmp.Close(); err != nil {
