@@ -7,7 +7,7 @@ LDFLAGS  := -X github.com/ycsbctl/ycsbctl/internal/version.Version=$(VERSION)
 PKGS     := ./...
 GOLANGCI := .tools/bin/golangci-lint
 
-.PHONY: help build demo setup test test-all unit race lint integration bench proto clean
+.PHONY: help build demo setup test test-all unit race lint integration cluster-test bench proto clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -36,12 +36,16 @@ lint: ## gofmt, go vet (also the integration tests) and the pinned golangci-lint
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags integration ./integration/
+	$(GO) vet -tags cluster ./integration/cluster/
 	@[ -x $(GOLANGCI) ] || { echo "$(GOLANGCI) missing: run make setup"; exit 1; }
 	$(GOLANGCI) run $(PKGS)
 	$(GOLANGCI) run --build-tags integration ./integration/
 
 integration: build ## integration tests: starts Cassandra, HBase and FerretDB on 127.0.0.1 through integration/servers.sh
 	$(GO) test -count=1 -tags integration -timeout 80m -v ./integration/ 2>&1 | tee .integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|integration_test|servers.sh' ; exit $${PIPESTATUS[0]}
+
+cluster-test: build ## root only: 4 hosts as network namespaces with systemd and sshd (integration/cluster/cluster.sh); Ansible deploys the agents, a coordinator drives them over mTLS
+	$(GO) test -count=1 -tags cluster -timeout 30m -v ./integration/cluster/ 2>&1 | tee .cluster-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|cluster_test' ; exit $${PIPESTATUS[0]}
 
 bench: ## per-operation harness cost and end-to-end basic-DB throughput
 	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,16 ./internal/workload/ ./internal/generator/ ./internal/measurement/

@@ -111,7 +111,7 @@ func helpFlags(t *testing.T, help string) map[string]string {
 // be exactly one of them, and take a value exactly when the agent's flag
 // does.
 func TestUnitFlagsExist(t *testing.T) {
-	unit, err := os.ReadFile("ansible/roles/ycsbctl_agent/templates/ycsbctl-agent.service.j2")
+	unit, err := os.ReadFile("ansible/roles/ycsbctl/templates/ycsbctl-agent.service.j2")
 	require.NoError(t, err)
 	bin := filepath.Join(t.TempDir(), "ycsbctl")
 	build := exec.Command("go", "build", "-o", bin, "../cmd/ycsbctl")

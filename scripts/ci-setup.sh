@@ -50,6 +50,11 @@ apt_wants=(
 	"prometheus|command -v promtool"
 	"python3|test -x /usr/bin/python3"
 	"python3-venv|/usr/bin/python3 -c 'import ensurepip, venv'"
+	# The one-machine cluster (make cluster-test): hosts are network
+	# namespaces reached over SSH. policy-rc.d keeps sshd from starting on
+	# the machine itself.
+	"openssh-server|test -x /usr/sbin/sshd"
+	"iproute2|command -v ip"
 )
 missing_pkgs=()
 for w in "${apt_wants[@]}"; do

@@ -130,6 +130,7 @@ once (agent, coordinator), with exactly merged HDR latency histograms.`,
 		newReportCmd(gs),
 		newCompareCmd(gs),
 		newSuiteCmd(gs), newSuitesCmd(gs),
+		newCertsCmd(gs),
 	)
 	return root
 }
