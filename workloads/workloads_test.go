@@ -24,7 +24,7 @@ func parse(t *testing.T, name string) *properties.Properties {
 func TestList(t *testing.T) {
 	want := []string{
 		"comparison2014-bulkload", "comparison2014-insertread", "comparison2014-load", "comparison2014-read",
-		"comparison2014-readlatest", "comparison2014-readmostly", "comparison2014-update",
+		"comparison2014-readlatest", "comparison2014-readmodifywrite", "comparison2014-readmostly", "comparison2014-scan", "comparison2014-update",
 		"workloada", "workloadb", "workloadc", "workloadd", "workloade", "workloadf", "workloadg",
 	}
 	var names []string
@@ -80,13 +80,15 @@ func TestComparison2014(t *testing.T) {
 	shape := map[string]string{"fieldcount": "10", "fieldlength": "10", "zeropadding": "19", "readallfields": "true",
 		"recordcount": "100000000", "workload": "site.ycsb.workloads.CoreWorkload"}
 	tests := map[string]map[string]string{
-		"comparison2014-load":       {"operationcount": "0"},
-		"comparison2014-bulkload":   {"operationcount": "0", "batchsize": "3000"},
-		"comparison2014-read":       {"readproportion": "1", "updateproportion": "0", "insertproportion": "0", "requestdistribution": "zipfian"},
-		"comparison2014-insertread": {"readproportion": "0.5", "updateproportion": "0", "insertproportion": "0.5", "requestdistribution": "zipfian"},
-		"comparison2014-update":     {"readproportion": "0.05", "updateproportion": "0.95", "insertproportion": "0", "requestdistribution": "zipfian"},
-		"comparison2014-readmostly": {"readproportion": "0.95", "updateproportion": "0.05", "insertproportion": "0", "requestdistribution": "zipfian"},
-		"comparison2014-readlatest": {"readproportion": "0.95", "updateproportion": "0", "insertproportion": "0.05", "requestdistribution": "latest"},
+		"comparison2014-load":            {"operationcount": "0"},
+		"comparison2014-bulkload":        {"operationcount": "0", "batchsize": "3000"},
+		"comparison2014-read":            {"readproportion": "1", "updateproportion": "0", "insertproportion": "0", "requestdistribution": "zipfian"},
+		"comparison2014-insertread":      {"readproportion": "0.5", "updateproportion": "0", "insertproportion": "0.5", "requestdistribution": "zipfian"},
+		"comparison2014-update":          {"readproportion": "0.05", "updateproportion": "0.95", "insertproportion": "0", "requestdistribution": "zipfian"},
+		"comparison2014-readmostly":      {"readproportion": "0.95", "updateproportion": "0.05", "insertproportion": "0", "requestdistribution": "zipfian"},
+		"comparison2014-readlatest":      {"readproportion": "0.95", "updateproportion": "0", "insertproportion": "0.05", "requestdistribution": "latest"},
+		"comparison2014-scan":            {"scanproportion": "0.95", "insertproportion": "0.05", "maxscanlength": "100", "requestdistribution": "zipfian"},
+		"comparison2014-readmodifywrite": {"readproportion": "0.5", "readmodifywriteproportion": "0.5", "requestdistribution": "zipfian"},
 	}
 	for name, want := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -20,7 +20,7 @@ func newWorkloadsCmd(gs *GlobalState) *cobra.Command {
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, w := range workloads.List() {
-				fmt.Fprintf(gs.Stdout, "%-26s %s\n", w.Name, w.Description)
+				fmt.Fprintf(gs.Stdout, "%-31s %s\n", w.Name, w.Description)
 			}
 			return nil
 		},

@@ -305,7 +305,7 @@ func TestWorkloadsCommand(t *testing.T) {
 	r := execute(t, "", "workloads")
 	require.Equal(t, 0, r.code, r.stderr)
 	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
-	assert.Len(t, lines, 14)
+	assert.Len(t, lines, 16)
 	for _, l := range lines {
 		assert.Regexp(t, `^(workload[a-g]|comparison2014-\w+)\s+\S`, l)
 	}
