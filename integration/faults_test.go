@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -315,4 +316,34 @@ func TestVerdictsRealProcess(t *testing.T) {
 	r = runCLI(t, time.Minute, "", "agent", "--lease", "100ms")
 	requireExit(t, r, 2)
 	assert.Contains(t, r.stderr, "at least 2s")
+}
+
+// TestResultsOnAFullFileSystem: results on a file system that fills up
+// during the run. The summary still reaches stdout, the exit code says the
+// bundle could not be written, and no temporary file is left.
+func TestResultsOnAFullFileSystem(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("YCSBCTL_REQUIRE_TOOLS") == "1" {
+			t.Fatal("mounting a small tmpfs needs root (CI runs as root)")
+		}
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	mnt := t.TempDir()
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "ycsbctl-full", mnt).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	t.Cleanup(func() { _ = exec.Command("umount", mnt).Run() })
+	// Fill it up but for a few KB: merged.hlog gets its header, then
+	// the intervals and run.json no longer fit.
+	filler := filepath.Join(mnt, "filler")
+	_ = exec.Command("dd", "if=/dev/zero", "of="+filler, "bs=1k", "count=60").Run()
+	dir := filepath.Join(mnt, "bundle")
+	r := runCLI(t, 2*time.Minute, "", "run", "basic", "-P", "workloada", "-p", "basicdb.verbose=false", "-p", "operationcount=0",
+		"-p", "maxexecutiontime=3", "-target", "2000", "-p", "status.interval=0.5", "--results", dir)
+	requireExit(t, r, 1)
+	assert.Contains(t, r.stdout, "[OVERALL], RunTime(ms)", "the summary reaches stdout")
+	assert.Contains(t, r.stderr, "--results")
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		assert.False(t, strings.HasSuffix(e.Name(), ".tmp"), "left behind: %s", e.Name())
+	}
 }

@@ -287,10 +287,15 @@ func WriteSummary(dir string, text string) error {
 
 func writeAtomic(path string, b []byte) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
+	err := os.WriteFile(tmp, b, 0o644)
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
-	return os.Rename(tmp, path)
+	if err != nil {
+		// A full file system must not leave half a file behind.
+		_ = os.Remove(tmp)
+	}
+	return err
 }
 
 // Bundle is a bundle read back from disk.

@@ -156,3 +156,20 @@ func TestWriteRunRedacts(t *testing.T) {
 		t.Error("WriteRun modified its argument")
 	}
 }
+
+// A write that fails (a full file system, a path that cannot be replaced)
+// leaves no temporary file behind.
+func TestWriteLeavesNoTemporaryFileOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	// run.json as a directory: the temporary file is written, the rename
+	// over it fails.
+	if err := os.MkdirAll(filepath.Join(dir, FileRunJSON, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteRun(dir, &Run{RunID: "r"}); err == nil {
+		t.Fatal("writing over a directory succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileRunJSON+".tmp")); !os.IsNotExist(err) {
+		t.Fatalf("a temporary file was left behind: %v", err)
+	}
+}
