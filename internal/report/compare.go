@@ -335,7 +335,7 @@ func (c *Comparison) timeCharts() []*LineChart {
 		// when every run of the scenario is, there is nothing to draw.
 		lines := false
 		for _, r := range c.Rows {
-			lines = lines || (r.Scenario == sc && len(r.Run.Intervals) > 1)
+			lines = lines || (r.Scenario == sc && len(r.Run.rateIntervals()) > 1)
 		}
 		if !lines {
 			continue
