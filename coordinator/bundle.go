@@ -42,7 +42,7 @@ func (c *Coordinator) Record(rep *bundle.Run) error {
 	rep.MergeSeconds = float64(c.mergeNs) / 1e9
 	rep.LateRecords = c.m.late
 
-	summaries, err := c.writeIntervals(c.s.Spec.Output.ResultsDir, rep, start)
+	summaries, err := c.writeIntervals(c.s.Spec.Output.ResultsDir, rep, start, nil)
 	if err != nil {
 		return err
 	}
@@ -75,8 +75,10 @@ func (c *Coordinator) Record(rep *bundle.Run) error {
 // for run.json and merged.hlog, one line per series per agent (the
 // agent's own V2 bytes, not re-encoded) plus a merged ".all" line. It
 // returns each agent's whole-run statistics, accumulated in sparse form
-// (a dense histogram per agent and series would cost 270 KB each).
-func (c *Coordinator) writeIntervals(dir string, rep *bundle.Run, start int64) ([][]bundle.SeriesStats, error) {
+// (a dense histogram per agent and series would cost 270 KB each). When
+// total is not nil every merged interval is also added to it (recovery,
+// which has no merger's cumulative view).
+func (c *Coordinator) writeIntervals(dir string, rep *bundle.Run, start int64, total *measurement.Interval) ([][]bundle.SeriesStats, error) {
 	hf, err := os.Create(filepath.Join(dir, FileHlog))
 	if err != nil {
 		return nil, err
@@ -143,6 +145,9 @@ func (c *Coordinator) writeIntervals(dir string, rep *bundle.Run, start int64) (
 			}
 		}
 		rep.Intervals = append(rep.Intervals, is)
+		if total != nil {
+			total.Add(merged)
+		}
 	}
 	if err := lw.Flush(); err != nil {
 		return nil, err

@@ -13,8 +13,6 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
-	"github.com/ycsbctl/ycsbctl/internal/wire"
-	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
 
 // RecoveredExitCode is what run.json says of a coordinator that never
@@ -54,36 +52,22 @@ func Recover(dir string) (bool, error) {
 	for _, a := range h.Agents {
 		rep.Config.Agents = append(rep.Config.Agents, a.Address)
 	}
-	summaries, err := c.writeIntervals(dir, rep, 0)
+	// One pass over the spool: the interval lines, the per-agent
+	// statistics and the run's total, as the merger would have built it.
+	total := measurement.NewInterval(0, 0, 0)
+	summaries, err := c.writeIntervals(dir, rep, 0, total)
 	if err != nil {
 		return false, err
 	}
-	// Rebuild the totals from the spool, as the merger would have.
-	total := measurement.NewInterval(0, 0, 0)
-	var rec pb.IntervalRecord
-	var dec wire.Decoded
+	total.Seq = 0
 	perAgent := make([]struct {
 		ops       int64
 		intervals int
 	}, len(c.agents))
-	for _, seq := range sp.sortedSeqs() {
-		for _, a := range c.agents {
-			ok, err := sp.get(a.idx, seq, &rec)
-			if err != nil {
-				return false, err
-			}
-			if !ok {
-				continue
-			}
-			if err := wire.DecodeRecord(&rec, &dec); err != nil {
-				return false, err
-			}
-			if err := dec.AddTo(total); err != nil {
-				return false, err
-			}
-			widen(total, dec.StartNs-int64(a.offset), dec.EndNs-int64(a.offset))
-			perAgent[a.idx].ops += dec.Ops
-			perAgent[a.idx].intervals++
+	for _, is := range rep.Intervals {
+		for _, sl := range is.Agents {
+			perAgent[sl.Index].ops += sl.Operations
+			perAgent[sl.Index].intervals++
 		}
 	}
 	last := int64(len(sp.seqs))

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -91,7 +92,7 @@ func runLocal(gs *GlobalState, sp *spec.Spec) error {
 	if err != nil {
 		s.Abandon()
 		var pe *properties.Error
-		if asPropertyError(err, &pe) {
+		if errors.As(err, &pe) {
 			return invalid(err)
 		}
 		return exitcode.WithCodeIfNone(exitcode.Failure, fmt.Errorf("cannot start: %w", err))
@@ -101,21 +102,6 @@ func runLocal(gs *GlobalState, sp *spec.Spec) error {
 	}
 	s.Logf("Starting test.")
 	return s.Run(gs.Ctx, src)
-}
-
-func asPropertyError(err error, target **properties.Error) bool {
-	for e := err; e != nil; {
-		if pe, ok := e.(*properties.Error); ok {
-			*target = pe
-			return true
-		}
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		e = u.Unwrap()
-	}
-	return false
 }
 
 // workloadName names the workload from the -P arguments of the command

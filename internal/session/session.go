@@ -502,6 +502,3 @@ func (s *switchWriter) set(w io.Writer) {
 	s.w = w
 	s.mu.Unlock()
 }
-
-// Clock returns the session's clock.
-func (s *Session) Clock() clock.Clock { return s.o.Clock }
