@@ -926,17 +926,22 @@ func (c *Coordinator) rawNotes() []string {
 		return nil
 	}
 	var dropped int64
+	var counted int
 	var unknown []string
 	for _, a := range c.agents {
 		if a.final != nil && a.final.RawSamplesDropped != nil {
 			dropped += max(a.final.GetRawSamplesDropped(), 0)
+			counted++
 		} else if a.prepared {
 			unknown = append(unknown, fmt.Sprintf("agent %d (%s)", a.idx, a.addr))
 		}
 	}
-	notes := []string{spec.RawNote(dropped)}
+	var notes []string
+	if counted > 0 {
+		notes = append(notes, spec.RawNote(dropped))
+	}
 	if len(unknown) > 0 {
-		notes = append(notes, fmt.Sprintf("%s: %s did not report how many raw samples it could not write; the count above leaves them out", spec.PropMeasurementType, strings.Join(unknown, " and ")))
+		notes = append(notes, fmt.Sprintf("%s: %s did not report how many raw samples it could not write (older agent?); no count covers them", spec.PropMeasurementType, strings.Join(unknown, " and ")))
 	}
 	return notes
 }
