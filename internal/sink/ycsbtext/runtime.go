@@ -242,15 +242,17 @@ func (t *AgentRuntimeTracker) OnInterval(u *run.Update) {
 		t.status = ""
 		return
 	}
+	series := make([][4]runtimeValue, len(got))
+	for i, s := range got {
+		series[i] = runtimeSeries(s)
+	}
 	var b strings.Builder
 	vals := make([]int64, len(got))
-	for k := range runtimeSeries(run.RuntimeSample{}) {
-		name := ""
-		for i, s := range got {
-			m := runtimeSeries(s)[k]
-			name, vals[i] = m.name, m.v
+	for k := range series[0] {
+		for i := range series {
+			vals[i] = series[i][k].v
 		}
-		writeAcross(&b, name, vals)
+		writeAcross(&b, series[0][k].name, vals)
 	}
 	t.status = b.String()
 }
