@@ -200,7 +200,7 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	sp := s.o.Spec
 	info := src.Info()
 	sinks := run.Sinks{}
-	mo := s.newMeasureOutputs()
+	mo := s.newMeasureOutputs(info)
 	sinks = append(sinks, mo.sinks()...)
 	status := &ycsbtext.StatusPrinter{W: s.errOut, Label: sp.Output.Label, Every: sp.StatusEvery, Now: s.o.Clock.Now,
 		Format: sp.Measure.Format, Extra: mo.statusExtra()}
