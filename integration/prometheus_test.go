@@ -141,7 +141,7 @@ func (p *prometheusProc) query(t *testing.T, q string, ts float64) []promSeries 
 	v := url.Values{"query": {q}, "time": {strconv.FormatFloat(ts, 'f', 3, 64)}}
 	resp, err := http.Get(p.base + "/api/v1/query?" + v.Encode())
 	require.NoError(t, err)
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	var r struct {
