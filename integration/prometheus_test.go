@@ -33,6 +33,10 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/testutil/tools"
 )
 
+// promRunOps is each run's operation count: 16,000 gives p99 some 80
+// reads to stand on, in about 10 s.
+const promRunOps = 16000
+
 // promRunBundle is the part of run.json compared with Prometheus.
 type promRunBundle struct {
 	RunID   string `json:"run_id"`
@@ -250,95 +254,128 @@ func TestPrometheusAddsUp(t *testing.T) {
 	// servers scrape them once, so that the run's first scrape is not
 	// also the target's first.
 	time.Sleep(2 * time.Second)
-	before := float64(time.Now().UnixMilli()) / 1000
 
-	results := t.TempDir()
-	// BasicDB sleeps a uniform 0-4 ms per operation: a latency spread
-	// wide enough to make p99 a real test of the buckets. startdelay 2 s
+	// BasicDB sleeps a uniform 0-10 ms per operation, so p99 (about
+	// 9.9 ms) lies where the distribution is dense, not in the sparse
+	// tail that scheduling noise adds on a busy machine: there a bucket
+	// holds a handful of samples and any interpolation is a guess. startdelay 2 s
 	// lets every 1 s scrape see the run at zero before the first
-	// operation; linger 3 s keeps the coordinator's final values up for
-	// several scrapes after the run.
-	r := runCLI(t, 5*time.Minute, "", "coordinator", "run", "basic", "-P", filepath.Join(cliRoot(), "workloads", "workloada"),
-		"--agents", strings.Join(agentAddrs, ","), "-threads", "2", "--interval", "1s", "--metrics-addr", coordMetrics,
-		"--results", results,
-		"-p", "recordcount=1000", "-p", "operationcount=8000",
-		"-p", "basicdb.verbose=false", "-p", "basicdb.simulatedelay=4",
-		"-p", "ycsbctl.metrics.startdelay=2", "-p", "ycsbctl.metrics.linger=3")
-	requireExit(t, r, 0)
-	raw, err := os.ReadFile(filepath.Join(results, "run.json"))
+	// operation; linger 3 s keeps the final values up for several scrapes
+	// after the run.
+	common := []string{"basic", "-P", filepath.Join(cliRoot(), "workloads", "workloada"), "-threads", "4",
+		"--metrics-addr", coordMetrics, "-p", "recordcount=1000", "-p", "operationcount=" + strconv.Itoa(promRunOps),
+		"-p", "basicdb.verbose=false", "-p", "basicdb.simulatedelay=10",
+		"-p", "ycsbctl.metrics.startdelay=2", "-p", "ycsbctl.metrics.linger=3"}
+	t.Run("coordinator", func(t *testing.T) {
+		before := float64(time.Now().UnixMilli()) / 1000
+		results := t.TempDir()
+		args := append([]string{"coordinator", "run"}, common...)
+		r := runCLI(t, 5*time.Minute, "", append(args, "--agents", strings.Join(agentAddrs, ","), "--interval", "1s", "--results", results)...)
+		requireExit(t, r, 0)
+		b := readPromBundle(t, results)
+		// The agents keep exposing the finished run; two more scrapes of
+		// them.
+		time.Sleep(2500 * time.Millisecond)
+		for _, job := range []string{"ycsbctl", "ycsbctl-agents"} {
+			t.Run(job, func(t *testing.T) { checkPrometheusJob(t, prom, classic, job, b, before) })
+		}
+	})
+	// A single host is the same session: zeros before the start, linger
+	// after it, on the endpoint the coordinator job scrapes.
+	t.Run("single host", func(t *testing.T) {
+		before := float64(time.Now().UnixMilli()) / 1000
+		results := t.TempDir()
+		r := runCLI(t, 5*time.Minute, "", append(append([]string{"run"}, common...), "-p", "status.interval=1", "--results", results)...)
+		requireExit(t, r, 0)
+		b := readPromBundle(t, results)
+		checkPrometheusJob(t, prom, classic, "ycsbctl", b, before)
+	})
+}
+
+func readPromBundle(t *testing.T, dir string) *promRunBundle {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	require.NoError(t, err)
 	var b promRunBundle
 	require.NoError(t, json.Unmarshal(raw, &b))
 	require.NotEmpty(t, b.RunID)
+	require.Equal(t, int64(promRunOps), b.operations(), "run.json returns")
+	return &b
+}
+
+// checkPrometheusJob compares what prom (and classic, the server holding
+// the classic buckets) stored of job's run b with b itself. before is a
+// time before the run started.
+func checkPrometheusJob(t *testing.T, prom, classic *prometheusProc, job string, b *promRunBundle, before float64) {
 	total := b.operations()
-	require.Equal(t, int64(8000), total, "run.json returns")
-	// The agents keep exposing the finished run; two more scrapes of them.
-	time.Sleep(2500 * time.Millisecond)
 	now := float64(time.Now().UnixMilli()) / 1000
 	window := fmt.Sprintf("%ds", int(math.Ceil(now-before))+2)
-
-	sel := func(job string) string {
-		return fmt.Sprintf(`ycsbctl_operations_total{job=%q,run_id=%q}`, job, b.RunID)
+	sel := fmt.Sprintf(`ycsbctl_operations_total{job=%q,run_id=%q}`, job, b.RunID)
+	// Every sample of every operation series over the run, raw.
+	series := prom.query(t, sel+"["+window+"]", now)
+	require.NotEmpty(t, series, "no %s series", job)
+	lastByInstance := map[string]float64{}
+	byOp := map[string]map[string]float64{}
+	for _, s := range series {
+		require.NotEmpty(t, s.samples)
+		first, last := s.samples[0], s.samples[len(s.samples)-1]
+		// The zeros were scraped before the first operation: a
+		// series first seen above zero is what made increase()
+		// miss thousands of operations.
+		assert.Zero(t, first.v, "%v: first scraped at %v, not at 0", s.labels, first.v)
+		inst := s.labels["instance"]
+		lastByInstance[inst] = max(lastByInstance[inst], last.ts)
+		op, st := s.labels["op"], s.labels["status"]
+		if byOp[op] == nil {
+			byOp[op] = map[string]float64{}
+		}
+		byOp[op][st] += last.v
 	}
-	for _, job := range []string{"ycsbctl", "ycsbctl-agents"} {
-		t.Run(job, func(t *testing.T) {
-			// Every sample of every operation series over the run, raw.
-			series := prom.query(t, sel(job)+"["+window+"]", now)
-			require.NotEmpty(t, series, "no %s series", job)
-			lastByInstance := map[string]float64{}
-			byOp := map[string]map[string]float64{}
-			for _, s := range series {
-				require.NotEmpty(t, s.samples)
-				first, last := s.samples[0], s.samples[len(s.samples)-1]
-				// The zeros were scraped before the first operation: a
-				// series first seen above zero is what made increase()
-				// miss thousands of operations.
-				assert.Zero(t, first.v, "%v: first scraped at %v, not at 0", s.labels, first.v)
-				inst := s.labels["instance"]
-				lastByInstance[inst] = max(lastByInstance[inst], last.ts)
-				op, st := s.labels["op"], s.labels["status"]
-				if byOp[op] == nil {
-					byOp[op] = map[string]float64{}
-				}
-				byOp[op][st] += last.v
-			}
-			// The last scraped values are the final ones: per op and
-			// status exactly run.json's returns.
-			for op, sts := range b.Summary.Returns {
-				for st, n := range sts {
-					assert.Equal(t, float64(n), byOp[op][st], "%s: last scraped %s %s", job, op, st)
-				}
-			}
-			// increase() exactly: Prometheus computes (last - first) and
-			// scales it by how far the range reaches past the samples. The
-			// first sample is 0, so it does not extrapolate back before
-			// it (it never extrapolates a counter below zero); evaluated
-			// at the instant of the instance's own last scrape, there is
-			// nothing to extrapolate forward either. So each instance's
-			// sum(increase()) over a range reaching back before the run is
-			// evaluated at its own last scrape, and the instances added.
-			var sum float64
-			for inst, ts := range lastByInstance {
-				q := fmt.Sprintf(`sum(increase(ycsbctl_operations_total{job=%q,run_id=%q,instance=%q}[%s]))`, job, b.RunID, inst, window)
-				got := prom.scalar(t, q, ts)
-				t.Logf("%s at %.3f: %v", q, ts, got)
-				sum += got
-			}
-			assert.Equal(t, float64(total), sum, "%s: sum(increase(ycsbctl_operations_total)) over the run", job)
-			assert.Equal(t, float64(total), prom.scalar(t, fmt.Sprintf(`sum(max_over_time(%s[%s]))`, sel(job), window), now), "%s: final values", job)
-
-			// p99 from the native histograms against the merged HDR p99.
-			exact := b.p99("READ")
-			require.False(t, math.IsNaN(exact), "run.json has no READ p99")
-			hsel := fmt.Sprintf(`ycsbctl_operation_duration_seconds{job=%q,run_id=%q,op="READ",kind="service",outcome="ok"}`, job, b.RunID)
-			native := prom.scalar(t, fmt.Sprintf(`histogram_quantile(0.99, sum(rate(%s[%s])))`, hsel, window), now)
-			t.Logf("%s: READ p99 native %.3f ms, merged HDR %.3f ms (%+.1f%%)", job, native*1e3, exact*1e3, 100*(native-exact)/exact)
-			assert.InDelta(t, exact, native, 0.05*exact, "native histogram_quantile(0.99) within 5%% of the merged p99")
-
-			csel := fmt.Sprintf(`ycsbctl_operation_duration_seconds_bucket{job=%q,run_id=%q,op="READ",kind="service",outcome="ok"}`, job, b.RunID)
-			cl := classic.scalar(t, fmt.Sprintf(`histogram_quantile(0.99, sum by (le) (rate(%s[%s])))`, csel, window), now)
-			t.Logf("%s: READ p99 classic %.3f ms, merged HDR %.3f ms (%+.1f%%)", job, cl*1e3, exact*1e3, 100*(cl-exact)/exact)
-			assert.InDelta(t, exact, cl, 0.05*exact, "classic histogram_quantile(0.99) within 5%% of the merged p99")
-		})
+	// The last scraped values are the final ones: per op and
+	// status exactly run.json's returns.
+	for op, sts := range b.Summary.Returns {
+		for st, n := range sts {
+			assert.Equal(t, float64(n), byOp[op][st], "%s: last scraped %s %s", job, op, st)
+		}
 	}
+	// increase() exactly: Prometheus computes (last - first) and
+	// scales it by how far the range reaches past the samples. The
+	// first sample is 0, so it does not extrapolate back before
+	// it (it never extrapolates a counter below zero); evaluated
+	// at the instant of the instance's own last scrape, there is
+	// nothing to extrapolate forward either. So each instance's
+	// sum(increase()) over a range reaching back before the run is
+	// evaluated at its own last scrape, and the instances added.
+	var sum float64
+	for inst, ts := range lastByInstance {
+		q := fmt.Sprintf(`sum(increase(ycsbctl_operations_total{job=%q,run_id=%q,instance=%q}[%s]))`, job, b.RunID, inst, window)
+		got := prom.scalar(t, q, ts)
+		t.Logf("%s at %.3f: %v", q, ts, got)
+		sum += got
+	}
+	assert.Equal(t, float64(total), sum, "%s: sum(increase(ycsbctl_operations_total)) over the run", job)
+	assert.Equal(t, float64(total), prom.scalar(t, fmt.Sprintf(`sum(max_over_time(%s[%s]))`, sel, window), now), "%s: final values", job)
+
+	// p99 from the native histograms against the merged HDR p99.
+	exact := b.p99("READ")
+	require.False(t, math.IsNaN(exact), "run.json has no READ p99")
+	hsel := fmt.Sprintf(`ycsbctl_operation_duration_seconds{job=%q,run_id=%q,op="READ",kind="service",outcome="ok"}`, job, b.RunID)
+	native := prom.scalar(t, fmt.Sprintf(`histogram_quantile(0.99, sum(rate(%s[%s])))`, hsel, window), now)
+	t.Logf("%s: READ p99 native %.3f ms, merged HDR %.3f ms (%+.1f%%)", job, native*1e3, exact*1e3, 100*(native-exact)/exact)
+	assert.InDelta(t, exact, native, 0.05*exact, "native histogram_quantile(0.99) within 5%% of the merged p99")
+
+	csel := fmt.Sprintf(`ycsbctl_operation_duration_seconds_bucket{job=%q,run_id=%q,op="READ",kind="service",outcome="ok"}`, job, b.RunID)
+	if classic != prom {
+		// The classic server scraped on its own schedule: it must hold
+		// the whole run too, or its quantile is over part of it.
+		got := classic.scalar(t, fmt.Sprintf(`sum(max_over_time(%s[%s]))`, sel, window), now)
+		failed := classic.query(t, fmt.Sprintf(`count_over_time((up{job=%q} == 0)[%s:1s])`, job, window), now)
+		assert.Equal(t, float64(total), got, "%s: final values on the classic server (failed scrapes: %v)", job, failed)
+	}
+	cl := classic.scalar(t, fmt.Sprintf(`histogram_quantile(0.99, sum by (le) (rate(%s[%s])))`, csel, window), now)
+	t.Logf("%s: READ p99 classic %.3f ms, merged HDR %.3f ms (%+.1f%%)", job, cl*1e3, exact*1e3, 100*(cl-exact)/exact)
+	// Classic buckets are up to 25 % wide here (E12): interpolation keeps
+	// smooth distributions within ~5 % (TestClassicQuantileAccuracy); a
+	// real run on a busy machine is allowed 10 %.
+	assert.InDelta(t, exact, cl, 0.10*exact, "classic histogram_quantile(0.99) within 10%% of the merged p99")
 }
