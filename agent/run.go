@@ -289,9 +289,11 @@ func (r *heldRun) prepare(m *pb.Prepare) {
 		return
 	}
 	if r.srv.cfg.Sink != nil {
-		r.metrics = r.srv.cfg.Sink(run.Info{RunID: r.id, Mode: run.ModeDistributed, Command: "agent " + phase.String(), Started: r.clk.Now()}, sp)
+		// The sink exposes this agent's series at zero as soon as the run
+		// is prepared, under the name its intervals will carry.
 		host, _ := os.Hostname()
 		r.self = run.SelfView{Name: host, Hostname: host}
+		r.metrics = r.srv.cfg.Sink(run.Info{RunID: r.id, Mode: run.ModeDistributed, Command: "agent " + phase.String(), Started: r.clk.Now(), Agents: []string{host}}, sp)
 	}
 	p, err := spec.Prepare(r.ctx, sp, r.clk, func(f string, a ...any) { r.logf(f, a...) }, r)
 	if err != nil {

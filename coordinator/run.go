@@ -727,6 +727,10 @@ func (c *Coordinator) maybeStart() error {
 	if lead < 500*time.Millisecond {
 		lead = 500 * time.Millisecond
 	}
+	// Every /metrics (the agents' since they prepared, this process'
+	// since the session began) shows the run at zero now; the start waits
+	// ycsbctl.metrics.startdelay more so that Prometheus scrapes the zeros.
+	lead += c.s.Spec.Output.MetricsStartDelay
 	c.plannedStart = c.clk.Now().Add(lead).UnixNano()
 	for _, a := range c.agents {
 		a.conn.send(c.startMsg(a))
