@@ -6,6 +6,9 @@
 // It uses the Apache gocql driver (v2) with a token-aware host policy. CQL
 // text is built once per (operation, table, field list) and cached; gocql
 // then prepares each distinct statement once per connection and reuses it.
+// Each worker (see ForWorker) keeps one gocql query per statement and binds
+// reused arguments to it, so the adapter adds no allocation per operation
+// to gocql's own.
 package cassandra
 
 import (
@@ -427,9 +430,13 @@ func (d *DB) Close() error {
 	return nil
 }
 
-// opCtx bounds a call by the read timeout (plus slack so that gocql's own,
-// more specific timeout error normally fires first) when the caller gave no
-// deadline: no operation may wait forever on a dead cluster.
+// opCtx bounds a batch insert's record by the read timeout (plus slack so
+// that gocql's own, more specific timeout error normally fires first) when
+// the caller gave no deadline. Single operations need no such context:
+// gocql bounds every request by cluster.Timeout (cassandra.readtimeoutmillis)
+// and fails at once when no host is up, and a per-operation WithTimeout
+// would cost a timer and a registration on the caller's context (a lock
+// shared by every worker) each time.
 func (d *DB) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
 		return ctx, func() {}
@@ -441,9 +448,12 @@ func (d *DB) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 func (d *DB) Read(ctx context.Context, table string, key []byte, fields []string, into *adapters.Record) adapters.Status {
 	into.Reset()
 	st := lookup(&d.stmts, opRead, table, nameList(fields), d.buildRead)
-	ctx, cancel := d.opCtx(ctx)
-	defer cancel()
 	iter := d.query(st.cql, key).Consistency(d.readCL).Idempotent(true).IterContext(ctx)
+	return d.readRow(iter, fields, into)
+}
+
+// readRow copies the single row of a read's iter into into.
+func (d *DB) readRow(iter *gocql.Iter, fields []string, into *adapters.Record) adapters.Status {
 	cols := iter.Columns()
 	rb := getRowBuf(len(cols))
 	defer putRowBuf(rb)
@@ -466,12 +476,15 @@ func (d *DB) Scan(ctx context.Context, table string, startKey []byte, count int,
 		return adapters.OK
 	}
 	st := lookup(&d.stmts, opScan, table, nameList(fields), d.buildScan)
-	ctx, cancel := d.opCtx(ctx)
-	defer cancel()
 	// One page holds the whole result (LIMIT), so there is no extra round
 	// trip for paging state.
 	iter := d.query(st.cql, startKey, count).Consistency(d.readCL).Idempotent(true).
 		PageSize(count).IterContext(ctx)
+	return d.scanRows(iter, fields, into)
+}
+
+// scanRows copies a scan's rows from iter into into.
+func (d *DB) scanRows(iter *gocql.Iter, fields []string, into *adapters.Rows) adapters.Status {
 	cols := iter.Columns()
 	keyIdx := -1
 	for i := range cols {
@@ -501,8 +514,6 @@ func (d *DB) Scan(ctx context.Context, table string, startKey []byte, count int,
 // Insert implements adapters.DB with a plain INSERT, as YCSB does (an
 // upsert in Cassandra; no existence check).
 func (d *DB) Insert(ctx context.Context, table string, key []byte, values []adapters.Field) adapters.Status {
-	ctx, cancel := d.opCtx(ctx)
-	defer cancel()
 	if err := d.insert(ctx, table, key, values); err != nil {
 		return d.fail("insert", err)
 	}
@@ -530,8 +541,6 @@ func (d *DB) Update(ctx context.Context, table string, key []byte, values []adap
 		args[i] = values[i].Value
 	}
 	args[len(values)] = key
-	ctx, cancel := d.opCtx(ctx)
-	defer cancel()
 	if err := d.query(st.cql, args...).Consistency(d.writeCL).ExecContext(ctx); err != nil {
 		return d.fail("update", err)
 	}
@@ -542,8 +551,6 @@ func (d *DB) Update(ctx context.Context, table string, key []byte, values []adap
 // row existed (Cassandra deletes are blind writes).
 func (d *DB) Delete(ctx context.Context, table string, key []byte) adapters.Status {
 	st := lookup(&d.stmts, opDelete, table, nameList(nil), d.buildDelete)
-	ctx, cancel := d.opCtx(ctx)
-	defer cancel()
 	if err := d.query(st.cql, key).Consistency(d.writeCL).ExecContext(ctx); err != nil {
 		return d.fail("delete", err)
 	}
