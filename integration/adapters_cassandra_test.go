@@ -105,3 +105,91 @@ func TestCassandraConfigErrors(t *testing.T) {
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "s3cr3t-pw")
 }
+
+// TestCassandraWorkerHandle checks the per-worker handle the engine uses
+// (adapters.Threader): it rebinds reused queries and argument buffers on
+// every call, so a caller overwriting its key and value buffers between
+// calls must never change what was written, and each operation must see
+// its own arguments.
+func TestCassandraWorkerHandle(t *testing.T) {
+	endpoint := startServer(t, "cassandra")
+	host, port, err := net.SplitHostPort(endpoint)
+	require.NoError(t, err)
+	props := properties.FromMap(map[string]string{
+		"hosts": host, "port": port, "cassandra.keyspace": "ycsbctl_worker", "fieldcount": "3",
+		"cassandra.readtimeoutmillis": "5000",
+	})
+	info, err := adapters.Lookup("cassandra")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	db, err := info.Driver.Open(ctx, props)
+	require.NoError(t, err)
+	defer func() { _ = db.(adapters.Closer).Close() }()
+	sm := db.(adapters.SchemaManager)
+	_, _ = sm.DropSchema(ctx, props)
+	_, err = sm.CreateSchema(ctx, props)
+	require.NoError(t, err)
+
+	h, err := db.(adapters.Threader).ForWorker(ctx, 0, 1)
+	require.NoError(t, err)
+	require.NotSame(t, db, h, "the cassandra adapter gives each worker its own handle")
+
+	// One key buffer and one value buffer, overwritten between calls as
+	// the engine does.
+	key := []byte("user000")
+	val := []byte("aaaa")
+	fields := []adapters.Field{{Name: "field0", Value: val}, {Name: "field1", Value: []byte{}}}
+	for i := 0; i < 3; i++ {
+		key[len(key)-1] = byte('0' + i)
+		copy(val, []byte{'a' + byte(i), 'a' + byte(i), 'a' + byte(i), 'a' + byte(i)})
+		require.Equal(t, adapters.OK, h.Insert(ctx, "usertable", key, fields))
+	}
+	copy(val, "zzzz")
+	var rec adapters.Record
+	for i := 0; i < 3; i++ {
+		k := []byte("user00" + strconv.Itoa(i))
+		require.Equal(t, adapters.OK, h.Read(ctx, "usertable", k, nil, &rec))
+		v, ok := rec.Get("field0")
+		require.True(t, ok)
+		require.Equal(t, string([]byte{'a' + byte(i), 'a' + byte(i), 'a' + byte(i), 'a' + byte(i)}), string(v), "key %s", k)
+		// An empty value is an empty string, not a CQL null.
+		v, ok = rec.Get("field1")
+		require.True(t, ok, "empty field1 of %s came back as null", k)
+		require.Empty(t, v)
+	}
+
+	require.Equal(t, adapters.OK, h.Update(ctx, "usertable", []byte("user001"), []adapters.Field{{Name: "field2", Value: []byte("upd")}}))
+	require.Equal(t, adapters.OK, h.Read(ctx, "usertable", []byte("user001"), []string{"field2", "field0"}, &rec))
+	require.Len(t, rec.Fields, 2)
+	v, _ := rec.Get("field2")
+	require.Equal(t, "upd", string(v))
+	v, _ = rec.Get("field0")
+	require.Equal(t, "bbbb", string(v))
+
+	// Scans with different counts through the same reused query.
+	var rows adapters.Rows
+	for _, n := range []int{1, 3, 2} {
+		require.Equal(t, adapters.OK, h.Scan(ctx, "usertable", []byte("user000"), n, nil, &rows))
+		require.LessOrEqual(t, rows.N, n)
+		require.Positive(t, rows.N)
+	}
+	total := 0
+	for _, k := range []string{"user000", "user001", "user002"} {
+		require.Equal(t, adapters.OK, h.Scan(ctx, "usertable", []byte(k), 10, []string{"field0"}, &rows))
+		total += rows.N
+		for i := 0; i < rows.N; i++ {
+			require.Len(t, rows.Records[i].Fields, 1)
+		}
+	}
+	require.Positive(t, total)
+
+	require.Equal(t, adapters.OK, h.Delete(ctx, "usertable", []byte("user002")))
+	require.Equal(t, adapters.NotFound, h.Read(ctx, "usertable", []byte("user002"), nil, &rec))
+	require.Equal(t, adapters.OK, h.Read(ctx, "usertable", []byte("user000"), nil, &rec))
+	require.NoError(t, h.(adapters.Closer).Close())
+	// Closing a worker handle leaves the shared session usable.
+	require.Equal(t, adapters.OK, db.Read(ctx, "usertable", []byte("user000"), nil, &rec))
+	_, err = sm.DropSchema(ctx, props)
+	require.NoError(t, err)
+}

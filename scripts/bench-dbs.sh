@@ -1,50 +1,79 @@
 #!/usr/bin/env bash
-# Throughput and client CPU per operation of ycsbctl against each real test
-# server on this machine, with the `basic` adapter (no database) as the
-# harness floor:
+# Client CPU per operation, throughput, latency and memory of ycsbctl beside
+# Java YCSB 0.17.0, against each real test server on this machine:
 #
 #   scripts/bench-dbs.sh [basic] [cassandra] [hbase] [mongodb]   (default: all four)
 #
-# For each database: start its server with integration/servers.sh (one at a
-# time: the JVM servers never run together), drop and init the schema, then
-# a 16-thread load and a 16-thread workload A run, each under GNU time.
-# Client CPU per operation is the ycsbctl process's user+sys divided by the
-# operations it reports; the server's own CPU over the same phase (from
-# /proc/<pid>/stat) is shown beside it, since client and server share the
-# machine's cores. The server is stopped afterwards.
+# "basic" compares ycsbctl's basic adapter with Java YCSB's BasicDB (no
+# database: the harness floor); it always runs Java YCSB, whose core jar
+# comes from Maven Central (integration/scripts/javaycsb.sh). For each real
+# database the script starts its server with integration/servers.sh (one at
+# a time: the JVM servers never run together), drops and creates the schema,
+# loads it with ycsbctl, then runs workload A at each thread count, REPEATS
+# times, alternating ycsbctl and Java YCSB's adapter for that database so
+# that both see the same server, data and machine load.
 #
-# The "mongodb" server here is FerretDB 1.24 on SQLite, a MongoDB
-# wire-protocol stand-in (integration/scripts/mongodb.sh): its figures are
-# FerretDB's and are labelled so; they say nothing about MongoDB.
+# Java YCSB's cassandra-cql, hbase2 and mongodb adapters are not on Maven
+# Central. Point JAVA_YCSB_HOME at a built Java YCSB 0.17.0 distribution
+# (the layout of ycsb-0.17.0.tar.gz: lib/*.jar plus <adapter>-binding/lib
+# per adapter) to measure cassandra-cql and hbase2 (hbase20-binding);
+# without it the script says so and measures ycsbctl alone. The mongodb
+# adapter's old Java driver cannot talk to FerretDB (see java_adapter), so
+# for FerretDB ycsbctl is always measured alone.
+#
+# Each run is one process under GNU time. CPU per operation is the client
+# process's user+sys, start-up included (a JVM's start-up is part of Java
+# YCSB's cost as ycsbctl's is of its own), divided by the operations it
+# reports. The table shows the median of the repeats and, for CPU, the
+# range. Nothing here asserts a timing; the figures are printed only.
+#
+# The "mongodb" server is FerretDB 1.24 on SQLite, a MongoDB wire-protocol
+# stand-in (integration/scripts/mongodb.sh): its figures are FerretDB's and
+# are labelled so; they say nothing about MongoDB.
 #
 # Environment:
-#   THREADS          client threads (default 16)
-#   RECORDS, OPS     load records and workload A operations (default 20000 each)
+#   THREADS          thread counts (default "1 16 64")
+#   REPEATS          runs per client and thread count, alternating (default 2)
+#   RECORDS, OPS     records loaded and workload A operations (default 20000)
+#   OPS_1            operations at 1 thread (default 4000)
 #   FERRET_RECORDS, FERRET_OPS   the same for FerretDB (default 5000 each)
-#   BASIC_OPS        an extra basic run of this many operations, showing the
-#                    floor without start-up costs (default 1000000; 0 skips)
+#   BASIC_OPS        operations of the basic runs (default 1000000)
+#   JAVA_YCSB_HOME   a built Java YCSB distribution (optional, see above)
+#   JAVA             java 17 binary (default /usr/lib/jvm/java-17-openjdk-amd64/bin/java)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-THREADS="${THREADS:-16}"
+THREADS="${THREADS:-1 16 64}"
+REPEATS="${REPEATS:-2}"
 RECORDS="${RECORDS:-20000}"
 OPS="${OPS:-20000}"
+OPS_1="${OPS_1:-4000}"
 FERRET_RECORDS="${FERRET_RECORDS:-5000}"
 FERRET_OPS="${FERRET_OPS:-5000}"
 BASIC_OPS="${BASIC_OPS:-1000000}"
+JAVA="${JAVA:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}"
+JAVA_YCSB_HOME="${JAVA_YCSB_HOME:-}"
 
 dbs=("$@")
 [ ${#dbs[@]} -gt 0 ] || dbs=(basic cassandra hbase mongodb)
 for db in "${dbs[@]}"; do
-  case "$db" in basic|cassandra|hbase|mongodb) ;; *) echo "bench-dbs.sh: unknown db $db" >&2; exit 2 ;; esac
+  case "$db" in basic|cassandra|hbase|mongodb) ;; *) echo "bench-dbs.sh: unknown db $db (expected basic, cassandra, hbase or mongodb)" >&2; exit 2 ;; esac
+done
+for n in $THREADS $REPEATS $RECORDS $OPS $OPS_1 $FERRET_RECORDS $FERRET_OPS $BASIC_OPS; do
+  case "$n" in ''|*[!0-9]*|0) echo "bench-dbs.sh: THREADS, REPEATS, RECORDS, OPS, OPS_1, FERRET_*, BASIC_OPS must be positive integers (got '$n')" >&2; exit 2 ;; esac
 done
 [ -x /usr/bin/time ] || { echo "bench-dbs.sh: needs GNU time at /usr/bin/time" >&2; exit 1; }
+[ -x "$JAVA" ] || { echo "bench-dbs.sh: JAVA=$JAVA is not executable (a JDK 17 java is needed for Java YCSB)" >&2; exit 1; }
+if [ -n "$JAVA_YCSB_HOME" ] && [ ! -d "$JAVA_YCSB_HOME/lib" ]; then
+  echo "bench-dbs.sh: JAVA_YCSB_HOME=$JAVA_YCSB_HOME has no lib/ directory (expected a built Java YCSB distribution)" >&2
+  exit 2
+fi
 
 echo "building bin/ycsbctl" >&2
 make -s build >&2
 bin="$root/bin/ycsbctl"
-servers_dir="${YCSBCTL_SERVERS_DIR:-$root/.servers}"
+core_cp="$(bash integration/scripts/javaycsb.sh)"
 work="$(mktemp -d)"
 running=""
 cleanup() {
@@ -57,34 +86,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ticks=$(getconf CLK_TCK)
-
-# server_cpu prints the server process's user+sys CPU seconds, or "-".
-server_cpu() {
-  local pidfile
-  case "$1" in
-    cassandra) pidfile="$servers_dir/cassandra/cassandra.pid" ;;
-    hbase) pidfile="$servers_dir/hbase/hbase.pid" ;;
-    mongodb) pidfile="$servers_dir/mongodb/ferretdb.pid" ;;
-    *) echo "-"; return ;;
-  esac
-  local pid
-  pid="$(cat "$pidfile" 2>/dev/null || true)"
-  if [ -z "$pid" ] || [ ! -r "/proc/$pid/stat" ]; then echo "-"; return; fi
-  # Fields after the ")" that ends the command name: utime is the 12th, stime the 13th.
-  sed 's/^.*) //' "/proc/$pid/stat" | awk -v t="$ticks" '{ printf "%.2f", ($12 + $13) / t }'
-}
-
 label() {
   case "$1" in
-    basic) echo "basic (no DB, harness floor)" ;;
+    basic) echo "none (basic / BasicDB)" ;;
     cassandra) echo "Cassandra 5.0.9" ;;
-    hbase) echo "HBase 2.6.4 (standalone)" ;;
-    mongodb) echo "FerretDB 1.24/SQLite (MongoDB wire protocol; not MongoDB)" ;;
+    hbase) echo "HBase 2.6.4 standalone" ;;
+    mongodb) echo "FerretDB 1.24/SQLite (not MongoDB)" ;;
   esac
 }
 
-props() {
+# ycsbctl_props and java_props are each client's properties for a server.
+ycsbctl_props() {
   case "$1" in
     basic) echo "-p basicdb.verbose=false" ;;
     cassandra) echo "-p hosts=127.0.0.1" ;;
@@ -92,51 +104,97 @@ props() {
     mongodb) echo "-p mongodb.url=mongodb://127.0.0.1:27017/ycsb" ;;
   esac
 }
+java_props() {
+  case "$1" in
+    basic) echo "-p basicdb.verbose=false" ;;
+    cassandra) echo "-p hosts=127.0.0.1" ;;
+    # Java YCSB's HBase client reads the ZooKeeper quorum from the HBase
+    # configuration, whose default is localhost:2181.
+    hbase) echo "-p columnfamily=family -p hbase.zookeeper.quorum=127.0.0.1" ;;
+    mongodb) echo "-p mongodb.url=mongodb://127.0.0.1:27017/ycsb" ;;
+  esac
+}
+
+# java_adapter prints "class<TAB>classpath" for Java YCSB's adapter of a
+# database, or nothing when it is not available.
+java_adapter() {
+  local cls dir
+  case "$1" in
+    basic) printf '%s\t%s\n' site.ycsb.BasicDB "$core_cp"; return ;;
+    cassandra) cls=site.ycsb.db.CassandraCQLClient dir="cassandra-binding" ;;
+    hbase) cls=site.ycsb.db.hbase20.HBaseClient20 dir="hbase20-binding hbase2-binding" ;;
+    # Java YCSB 0.17.0's mongodb adapter ships MongoDB Java driver 3.8,
+    # whose handshake is a legacy OP_QUERY command that FerretDB 1.24
+    # rejects (error 352, UnsupportedOpQueryCommand): every operation then
+    # waits out the driver's 30 s server selection. It can only be
+    # compared against a real MongoDB, which this machine does not have.
+    mongodb) return 0 ;;
+  esac
+  [ -n "$JAVA_YCSB_HOME" ] || return 0
+  local d
+  for d in $dir; do
+    if compgen -G "$JAVA_YCSB_HOME/$d/lib/*.jar" >/dev/null; then
+      printf '%s\t%s\n' "$cls" "$JAVA_YCSB_HOME/lib/*:$JAVA_YCSB_HOME/$d/lib/*"
+      return
+    fi
+  done
+}
 
 results=()
 
-# measure DB PHASE RECORDS OPS: one timed ycsbctl invocation; appends a
-# result row.
+# measure DB CLIENT THREADS OPS RECORDS REP: one timed run of workload A;
+# appends "db client threads cpu_us thr p50r p50u p99r p99u rss_kb" to
+# $work/rows.
 measure() {
-  local db="$1" phase="$2" records="$3" ops="$4"
-  local out="$work/$db-$phase.out" err="$work/$db-$phase.err"
-  local -a args
-  # shellcheck disable=SC2207
-  args=($(props "$db") -p recordcount="$records")
-  if [ "$phase" = run ]; then args+=(-p operationcount="$ops"); fi
-  local s0 s1
-  s0="$(server_cpu "$db")"
-  echo "$db: $phase (records=$records ops=$ops threads=$THREADS)" >&2
-  if ! /usr/bin/time -f 'TIME %U %S %e' -o "$work/time" \
-      "$bin" "$phase" "$db" -P workloada "${args[@]}" -threads "$THREADS" >"$out" 2>"$err"; then
-    echo "bench-dbs.sh: ycsbctl $phase $db failed:" >&2
-    tail -n 20 "$err" >&2
-    cat "$work/time" >&2 || true
+  local db="$1" client="$2" threads="$3" ops="$4" records="$5" rep="$6"
+  local tag="$work/$db-$client-$threads-$rep"
+  local -a cmd
+  local common=(-P "$root/workloads/workloada" -threads "$threads" -p recordcount="$records"
+    -p operationcount="$ops" -p hdrhistogram.percentiles=50,95,99)
+  if [ "$client" = ycsbctl ]; then
+    # shellcheck disable=SC2207
+    cmd=("$bin" run "$db" "${common[@]}" $(ycsbctl_props "$db"))
+  else
+    local cls cp
+    IFS=$'\t' read -r cls cp <<<"$(java_adapter "$db")"
+    # shellcheck disable=SC2207
+    cmd=("$JAVA" -cp "$cp" site.ycsb.Client -t -db "$cls" "${common[@]}" $(java_props "$db"))
+  fi
+  echo "$db: $client threads=$threads ops=$ops run $rep" >&2
+  if ! /usr/bin/time -f 'TIME %U %S %e %M' -o "$tag.time" "${cmd[@]}" >"$tag.out" 2>"$tag.err"; then
+    echo "bench-dbs.sh: $client run $db failed:" >&2
+    tail -n 20 "$tag.err" >&2
+    cat "$tag.time" >&2 || true
     exit 1
   fi
-  s1="$(server_cpu "$db")"
-  local u s e
-  read -r u s e <<<"$(grep '^TIME' "$work/time" | cut -d' ' -f2-)"
-  local thr n
-  thr="$(awk -F', ' '/^\[OVERALL\], Throughput/ {print $3}' "$out")"
+  local u s e m
+  read -r u s e m <<<"$(grep '^TIME' "$tag.time" | cut -d' ' -f2-)"
   # Operations: the sum of the Return= counts of the database operations
   # (workload A has no read-modify-write, so each operation counts once).
-  n="$(awk -F', ' '$2 ~ /^Return=/ && $1 !~ /VERIFY|CLEANUP/ {n += $3} END {print n+0}' "$out")"
-  local bad
-  bad="$(awk -F', ' '$2 ~ /^Return=/ && $2 != "Return=OK" && $2 != "Return=BATCHED_OK" && $1 !~ /VERIFY|CLEANUP/ {print $1 " " $2 " " $3}' "$out" | tr '\n' ';')"
-  local srv="-"
-  if [ "$s0" != "-" ] && [ "$s1" != "-" ]; then
-    srv="$(awk -v a="$s0" -v b="$s1" -v n="$n" 'BEGIN { printf "%.1f", (b - a) * 1e6 / n }')"
-  fi
-  results+=("$(awk -v l="$(label "$db")" -v p="$phase" -v n="$n" -v t="$THREADS" -v u="$u" -v s="$s" -v e="$e" -v thr="$thr" -v srv="$srv" -v bad="$bad" 'BEGIN {
-    line = sprintf("%-58s %-4s %8d %3d %8.2f %10.0f %7.2f %7.2f %10.1f %10s", l, p, n, t, e, thr, u, s, (u + s) * 1e6 / n, srv)
-    if (bad != "") line = line "  non-OK: " bad
-    print line }')")
+  awk -F', ' -v db="$db" -v c="$client" -v t="$threads" -v u="$u" -v s="$s" -v m="$m" '
+    $2 ~ /^Return=/ && $1 !~ /VERIFY|CLEANUP/ { n += $3; if ($2 != "Return=OK") bad = bad " " $1 $2 }
+    $1 == "[OVERALL]" && $2 == "Throughput(ops/sec)" { thr = $3 }
+    $1 == "[READ]" && $2 == "50thPercentileLatency(us)" { p50r = $3 }
+    $1 == "[UPDATE]" && $2 == "50thPercentileLatency(us)" { p50u = $3 }
+    $1 == "[READ]" && $2 == "99thPercentileLatency(us)" { p99r = $3 }
+    $1 == "[UPDATE]" && $2 == "99thPercentileLatency(us)" { p99u = $3 }
+    END {
+      if (n == 0) { print "no operations reported" > "/dev/stderr"; exit 1 }
+      if (bad != "") print db " " c ": non-OK results:" bad > "/dev/stderr"
+      printf "%s %s %d %.2f %.0f %s %s %s %s %d\n", db, c, t, (u + s) * 1e6 / n, thr, p50r, p50u, p99r, p99u, m
+    }' "$tag.out" >>"$work/rows" || { echo "bench-dbs.sh: cannot read $client output for $db" >&2; tail -n 20 "$tag.out" >&2; exit 1; }
 }
 
+missing_java=""
 for db in "${dbs[@]}"; do
   records="$RECORDS" ops="$OPS"
-  if [ "$db" = mongodb ]; then records="$FERRET_RECORDS" ops="$FERRET_OPS"; fi
+  [ "$db" = mongodb ] && records="$FERRET_RECORDS" ops="$FERRET_OPS"
+  clients=(ycsbctl)
+  if [ -n "$(java_adapter "$db")" ]; then
+    clients+=(java)
+  else
+    missing_java="$missing_java $db"
+  fi
   if [ "$db" != basic ]; then
     if bash integration/servers.sh status "$db" >/dev/null 2>&1; then
       echo "bench-dbs.sh: a $db server is already running (someone else's run?); not touching it" >&2
@@ -146,15 +204,25 @@ for db in "${dbs[@]}"; do
     running="$db"
     bash integration/servers.sh start "$db" >&2
     # shellcheck disable=SC2046
-    "$bin" drop "$db" $(props "$db") >&2
+    "$bin" drop "$db" $(ycsbctl_props "$db") >&2
     # shellcheck disable=SC2046
-    "$bin" init "$db" $(props "$db") >&2
+    "$bin" init "$db" $(ycsbctl_props "$db") >&2
+    # shellcheck disable=SC2046
+    "$bin" load "$db" -P workloads/workloada -p recordcount="$records" -threads 16 $(ycsbctl_props "$db") >"$work/load.out" 2>&1 ||
+      { echo "bench-dbs.sh: ycsbctl load $db failed" >&2; tail -n 20 "$work/load.out" >&2; exit 1; }
   fi
-  measure "$db" load "$records" 0
-  measure "$db" run "$records" "$ops"
-  if [ "$db" = basic ] && [ "$BASIC_OPS" -gt 0 ]; then
-    measure basic run "$records" "$BASIC_OPS"
-  fi
+  for t in $THREADS; do
+    n="$ops"
+    [ "$db" = basic ] && n="$BASIC_OPS"
+    [ "$t" = 1 ] && [ "$db" != basic ] && n=$((OPS_1 < ops ? OPS_1 : ops))
+    for ((r = 1; r <= REPEATS; r++)); do
+      # Alternate which client goes first, so neither always meets a
+      # server freshly warmed (or compacting) by the other.
+      order=("${clients[@]}")
+      if ((r % 2 == 0)) && [ ${#clients[@]} -gt 1 ]; then order=(java ycsbctl); fi
+      for c in "${order[@]}"; do measure "$db" "$c" "$t" "$n" "$records" "$r"; done
+    done
+  done
   if [ "$db" != basic ]; then
     bash integration/servers.sh stop "$db" >&2
     running=""
@@ -162,7 +230,27 @@ for db in "${dbs[@]}"; do
 done
 
 echo
-echo "ycsbctl $("$bin" --version 2>/dev/null | awk '{print $NF}'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
-echo "cpu/op = (user+sys of the ycsbctl process, GNU time) / operations; srv = the server process's CPU over the same phase / operations"
-printf "%-58s %-4s %8s %3s %8s %10s %7s %7s %10s %10s\n" "server" "" "ops" "thr" "wall(s)" "ops/s" "user(s)" "sys(s)" "cpu/op(us)" "srv(us/op)"
-for r in "${results[@]}"; do echo "$r"; done
+echo "ycsbctl $("$bin" --version 2>/dev/null | awk '{print $NF}') beside Java YCSB 0.17.0 ($("$JAVA" -version 2>&1 | head -n 1)), workload A, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+echo "cpu/op = client user+sys (start-up included) / operations: median of $REPEATS runs [min-max]; ops/s, p50, p99 (READ/UPDATE, us) and max RSS: medians"
+if [ -n "$missing_java" ]; then
+  echo "Measured ycsbctl alone for:$missing_java. Java YCSB's cassandra-cql and hbase2 adapters are not on Maven Central (set JAVA_YCSB_HOME to a built Java YCSB 0.17.0 distribution to compare them); its mongodb adapter (driver 3.8) cannot connect to FerretDB, the only MongoDB-protocol server here."
+fi
+printf "%-34s %-8s %4s %22s %9s %13s %15s %8s\n" "server" "client" "thr" "cpu/op us [range]" "ops/s" "p50 R/U" "p99 R/U" "RSS MB"
+sort -k1,1 -k3,3n -k2,2r "$work/rows" | awk -v labels="$(for d in basic cassandra hbase mongodb; do printf '%s=%s;' "$d" "$(label "$d")"; done)" '
+  function median(a, n,   i, j, t) {
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+  }
+  function flush(   k) {
+    if (key == "") return
+    printf "%-34s %-8s %4d %9.1f [%5.1f-%5.1f] %9.0f %6.0f/%-6.0f %7.0f/%-7.0f %8.0f\n", lab[db], cl, th,
+      median(cpu, n), lo, hi, median(thr, n), median(p50r, n), median(p50u, n), median(p99r, n), median(p99u, n), median(rss, n) / 1024
+  }
+  BEGIN { split(labels, kv, ";"); for (i in kv) if (kv[i] != "") { split(kv[i], p, "="); lab[p[1]] = p[2] } }
+  {
+    k = $1 " " $2 " " $3
+    if (k != key) { flush(); key = k; db = $1; cl = $2; th = $3; n = 0; lo = 1e18; hi = 0 }
+    n++; cpu[n] = $4; thr[n] = $5; p50r[n] = $6; p50u[n] = $7; p99r[n] = $8; p99u[n] = $9; rss[n] = $10
+    if ($4 < lo) lo = $4; if ($4 > hi) hi = $4
+  }
+  END { flush() }'

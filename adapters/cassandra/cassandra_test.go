@@ -3,6 +3,7 @@ package cassandra
 import (
 	"strings"
 	"testing"
+	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
@@ -41,6 +42,8 @@ func TestParseConfig(t *testing.T) {
 		"hosts=h;cassandra.useSSL=true;cassandra.ssl.ca=/nonexistent.pem": "cassandra.ssl.ca",
 		"hosts=h;cassandra.useSSL=true;cassandra.ssl.cert=/c.pem":         "cassandra.ssl.cert",
 		"hosts=h;cassandra.useSSL=true;cassandra.ssl.verifyhost=no":       "cassandra.ssl.verifyhost",
+		"hosts=h;cassandra.writecoalescemicros=-1":                        "cassandra.writecoalescemicros",
+		"hosts=h;cassandra.writecoalescemicros=2000000":                   "cassandra.writecoalescemicros",
 	} {
 		m := map[string]string{}
 		for _, kv := range strings.Split(props, ";") {
@@ -116,6 +119,15 @@ func TestDefaultsFollowYCSB(t *testing.T) {
 	}
 	if c.tls != nil || c.tracing {
 		t.Errorf("TLS or tracing on by default")
+	}
+	// Requests go out at once, as with the DataStax driver, unless write
+	// coalescing is asked for.
+	if c.writeCoalesce != 0 {
+		t.Errorf("default write coalescing %v, want 0", c.writeCoalesce)
+	}
+	c, err = parseConfig(properties.FromMap(map[string]string{"hosts": "h", "cassandra.writecoalescemicros": "200"}))
+	if err != nil || c.writeCoalesce != 200*time.Microsecond {
+		t.Errorf("writecoalescemicros=200: %v %v", c, err)
 	}
 	info, err := adapters.Lookup("site.ycsb.db.CassandraCQLClient")
 	if err != nil || info.Name != "cassandra" {

@@ -152,12 +152,15 @@ func init() {
 // DB is the HBase binding; safe for concurrent use (gohbase multiplexes all
 // calls over one connection per RegionServer).
 type DB struct {
-	client      gohbase.Client
-	quorum      string
-	opts        []gohbase.Option
-	table       string
-	tableBytes  []byte
-	family      string
+	client     gohbase.Client
+	quorum     string
+	opts       []gohbase.Option
+	table      string
+	tableBytes []byte
+	family     string
+	// wholeFamily asks for every qualifier of the family (a read or scan
+	// of all fields); made once, since gohbase only reads it.
+	wholeFamily map[string][]string
 	familyBytes []byte
 	timeout     time.Duration
 	durability  hrpc.DurabilityType
@@ -227,6 +230,7 @@ func open(ctx context.Context, p *properties.Properties) (adapters.DB, error) {
 		table:  p.String(propTable, "usertable"),
 		family: p.String(propColumnFamily, ""),
 	}
+	d.wholeFamily = map[string][]string{d.family: nil}
 	if d.family == "" {
 		return nil, &properties.Error{Property: propColumnFamily, Expected: "the column family to use (required, as in YCSB), e.g. -p columnfamily=family"}
 	}
@@ -368,6 +372,9 @@ func (d *DB) Read(ctx context.Context, table string, key []byte, fields []string
 
 func (d *DB) families(fields []string) map[string][]string {
 	// A nil qualifier list asks for the whole family.
+	if fields == nil && d.wholeFamily != nil {
+		return d.wholeFamily
+	}
 	return map[string][]string{d.family: fields}
 }
 

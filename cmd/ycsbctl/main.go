@@ -11,6 +11,20 @@ import (
 )
 
 func main() {
+	os.Exit(runMain())
+}
+
+// runMain runs the CLI with the optional diagnostics of the environment
+// (YCSBCTL_CPUPROFILE, YCSBCTL_RUNTIMESTATS) around it and returns the
+// exit code.
+func runMain() int {
+	if path := os.Getenv("YCSBCTL_RUNTIMESTATS"); path != "" {
+		defer func() {
+			if err := writeRuntimeStats(path); err != nil {
+				fmt.Fprintf(os.Stderr, "YCSBCTL_RUNTIMESTATS: %v\n", err)
+			}
+		}()
+	}
 	// YCSBCTL_CPUPROFILE=file profiles the whole process, for finding
 	// where the harness spends its time.
 	if path := os.Getenv("YCSBCTL_CPUPROFILE"); path != "" {
@@ -21,9 +35,9 @@ func main() {
 			if err := f.Close(); err != nil {
 				fmt.Fprintf(os.Stderr, "YCSBCTL_CPUPROFILE: %s is incomplete: %v\n", path, err)
 			}
-			os.Exit(code)
+			return code
 		}
 		fmt.Fprintf(os.Stderr, "YCSBCTL_CPUPROFILE: cannot profile to %s: %v\n", path, err)
 	}
-	os.Exit(cli.Execute(cli.NewGlobalState()))
+	return cli.Execute(cli.NewGlobalState())
 }
