@@ -159,8 +159,13 @@ func checkCampaignResults(t *testing.T, res string, agents int) {
 			tput[db+"/"+d] = b.Run.Summary.Throughput
 		}
 	}
-	// A target is a ceiling the run must stay near.
-	assert.InDelta(t, 300, tput["cassandra/04-run-workloadb-target300"], 60)
+	// A target is a ceiling: the paced run never exceeds it (5% for the
+	// rate's rounding over a short run). How far below it lands depends on
+	// what else the machine runs, so the floor only proves pacing did not
+	// collapse.
+	paced := tput["cassandra/04-run-workloadb-target300"]
+	assert.LessOrEqual(t, paced, 315.0)
+	assert.Greater(t, paced, 100.0)
 
 	x, err := excelize.OpenFile(filepath.Join(res, "summary.xlsx"))
 	require.NoError(t, err)
