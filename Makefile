@@ -45,7 +45,7 @@ integration: build ## integration tests: starts Cassandra, HBase and FerretDB on
 	$(GO) test -count=1 -tags integration -timeout 80m -v ./integration/ 2>&1 | tee .integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|integration_test|servers.sh' ; exit $${PIPESTATUS[0]}
 
 cluster-test: build ## root only: 4 hosts as network namespaces with systemd and sshd (integration/cluster/cluster.sh); Ansible deploys the agents, a coordinator drives them over mTLS
-	$(GO) test -count=1 -tags cluster -timeout 30m -v ./integration/cluster/ 2>&1 | tee .cluster-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|cluster_test' ; exit $${PIPESTATUS[0]}
+	$(GO) test -count=1 -tags cluster -timeout 30m -v ./integration/cluster/ 2>&1 | tee .cluster-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:' ; exit $${PIPESTATUS[0]}
 
 bench: ## per-operation harness cost and end-to-end basic-DB throughput
 	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,16 ./internal/workload/ ./internal/generator/ ./internal/measurement/

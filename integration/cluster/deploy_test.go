@@ -249,4 +249,3 @@ func testPlaybookFailures(t *testing.T, e *env) {
 		t.Fatalf("h4 down: exit %d, recap %v:\n%s", code, rc["h4"], out)
 	}
 }
-
