@@ -35,7 +35,7 @@ func (e *env) cassLib() (string, error) {
 	}
 	lib := filepath.Join(dir, "cassandra", "lib")
 	if b, err := os.ReadFile(filepath.Join(lib, ".complete")); err != nil || strings.TrimSpace(string(b)) != "5.0.9" {
-		return "", fmt.Errorf("no Cassandra 5.0.9 jars in %s: run `integration/servers.sh install cassandra` (make setup does)", lib)
+		return "", fmt.Errorf("no Cassandra 5.0.9 jars in %s: run `integration/servers.sh install cassandra`", lib)
 	}
 	return lib, nil
 }
