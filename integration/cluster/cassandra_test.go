@@ -24,6 +24,9 @@ const (
 	cassRunOps   = 20000
 	cassThreads  = 4 // per agent
 	nodeStartMax = 4 * time.Minute
+	// cassReadTimeout is the adapter's cassandra.readtimeoutmillis
+	// (default 12 s): how long a request may wait on a node that went away.
+	cassReadTimeout = 12 * time.Second
 )
 
 var seeds = addr(1) + "," + addr(2)

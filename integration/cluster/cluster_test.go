@@ -158,6 +158,7 @@ func leftovers() string {
 // (from their cgroups) and the tmpfs holding their upper layers.
 func clusterMemory(t *testing.T, work string) (rssKiB, tmpfsKiB int64) {
 	for n := 1; n <= hosts; n++ {
+		before := rssKiB
 		for _, root := range []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup"} {
 			_ = filepath.Walk(filepath.Join(root, fmt.Sprintf("ycsbctl-h%d", n)), func(p string, info os.FileInfo, err error) error {
 				if err != nil || info.Name() != "cgroup.procs" {
@@ -181,6 +182,7 @@ func clusterMemory(t *testing.T, work string) (rssKiB, tmpfsKiB int64) {
 				return nil
 			})
 		}
+		figure(t, "memory h%d: %d MiB resident", n, (rssKiB-before)/1024)
 	}
 	var fs syscall.Statfs_t
 	if err := syscall.Statfs(filepath.Join(work, "state"), &fs); err == nil {
@@ -247,9 +249,10 @@ func TestCluster(t *testing.T) {
 	if !t.Run("cassandra", func(t *testing.T) { testCassandra(t, e) }) {
 		t.FailNow()
 	}
-	t.Run("faults", func(t *testing.T) { testFaults(t, e) })
+	// Memory with every node up and loaded.
 	rss, tmpfs := clusterMemory(t, e.work)
 	figure(t, "cluster memory %d MiB resident in the hosts' processes, %d MiB in their upper layers (tmpfs)", rss/1024, tmpfs/1024)
+	t.Run("faults", func(t *testing.T) { testFaults(t, e) })
 	// Last: these plays leave h4 powered off.
 	t.Run("playbook-failures", func(t *testing.T) { testPlaybookFailures(t, e) })
 }

@@ -351,10 +351,12 @@ func testNodesStopped(t *testing.T, e *env) {
 		}
 		return time.Since(start)
 	}
-	r := e.faultRun("one-node-stopped", nil)
+	// Long enough to see the cluster serve on two nodes after the stop.
+	r := e.faultRun("one-node-stopped", []string{"maxexecutiontime=40"})
 	l := e.startCoordinator(t, r)
 	at := l.waitStarted(t, 6*time.Second)
 	took := stopNode(3)
+	stopped := time.Now()
 	res := l.wait(t, r)
 	rj := res.bundle(t)
 	ok, failed, by := returns(rj)
@@ -362,10 +364,46 @@ func testNodesStopped(t *testing.T, e *env) {
 		t.Fatalf("one node stopped: exit %d status %q\n%s", res.code, rj.Status, res.out)
 	}
 	checkExact(t, rj, -1)
-	figure(t, "cassandra-nodes: h3's node stopped at +%s (systemctl stop took %s): %d OK, %d failed %v, exit %d",
-		at.Sub(l.start).Round(100*time.Millisecond), took.Round(100*time.Millisecond), ok, failed, by, res.code)
-	if failed != 0 {
-		t.Fatalf("with one node of three stopped, QUORUM holds, yet %d operations failed: %v", failed, by)
+	// Requests in flight on the stopping node's connections when it closes
+	// them fail (the adapter, like YCSB's, does not retry), and so may
+	// those that were waiting on it as a replica, up to the client's read
+	// timeout; from then on QUORUM holds and nothing fails.
+	settle := stopped.Add(cassReadTimeout)
+	var transition, after, afterOK int64
+	var lastErr time.Time
+	for _, iv := range rj.Intervals {
+		var bad, good int64
+		for _, m := range iv.Returns {
+			for code, n := range m {
+				if code == "OK" {
+					good += n
+				} else {
+					bad += n
+				}
+			}
+		}
+		if bad > 0 {
+			lastErr = time.Unix(0, iv.EndUnixNs)
+		}
+		if time.Unix(0, iv.StartUnixNs).Before(settle) {
+			transition += bad
+			continue
+		}
+		after += bad
+		afterOK += good
+	}
+	errWindow := "none"
+	if !lastErr.IsZero() {
+		errWindow = fmt.Sprintf("errors end by +%s", lastErr.Sub(at).Round(100*time.Millisecond))
+	}
+	figure(t, "cassandra-nodes: h3's node stopped at +%s (systemctl stop took %s): %d OK, %d failed %v (%d while it stopped, %s), %d OK and %d failed after +%s; exit %d",
+		at.Sub(l.start).Round(100*time.Millisecond), took.Round(100*time.Millisecond), ok, failed, by, transition, errWindow, afterOK, after,
+		settle.Sub(l.start).Round(100*time.Millisecond), res.code)
+	if after != 0 || afterOK == 0 {
+		t.Fatalf("with one node of three stopped, QUORUM holds, yet %d operations failed (and %d succeeded) once the stop had settled: %v", after, afterOK, by)
+	}
+	if float64(failed) > 0.01*float64(ok) {
+		t.Fatalf("stopping one node failed %d of %d operations: %v", failed, ok+failed, by)
 	}
 
 	r = e.faultRun("two-nodes-stopped", []string{"ycsbctl.maxerrorrate=0.01"})
