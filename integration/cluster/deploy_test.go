@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -29,9 +31,13 @@ func testDeploy(t *testing.T, e *env) {
 	figure(t, "cluster up (%d hosts) %s", hosts, time.Since(upStart).Round(100*time.Millisecond))
 	e.inventory = filepath.Join(e.work, "inventory.ini")
 
-	// Cassandra takes a minute to form its ring; lint and build meanwhile.
+	// Cassandra takes a minute or two to form its ring: lint, build and
+	// install the agents meanwhile.
 	dbDone := make(chan error, 1)
 	go func() { dbDone <- startCassandraCluster(t, e) }()
+	// It logs through t: a failure here must still wait for it.
+	waitDB := sync.OnceValue(func() error { return <-dbDone })
+	defer func() { _ = waitDB() }()
 
 	lintCmd := exec.Command(lint, "site.yml")
 	lintCmd.Dir = filepath.Join(e.root, "deploy/ansible")
@@ -52,16 +58,12 @@ func testDeploy(t *testing.T, e *env) {
 	if err := os.WriteFile(e.vars, []byte("ycsbctl_token: "+e.token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e.dbInventory = writeDBInventory(t, e)
-	if err := <-dbDone; err != nil {
-		t.Fatal(err)
-	}
-	if t.Failed() {
-		t.FailNow()
-	}
+	agentsInv := writeDBInventory(t, e)
 
-	// First run installs; the second must change nothing.
-	out, code, rc := e.play(t, e.dbInventory, "-e", "ycsbctl_binary="+e.bin)
+	// First run installs (while Cassandra forms its ring); the second, with
+	// the database nodes each host must reach, checks them and must change
+	// nothing.
+	out, code, rc := e.play(t, agentsInv, "-e", "ycsbctl_binary="+e.bin)
 	if code != 0 {
 		t.Fatalf("first playbook run: exit %d\n%s", code, out)
 	}
@@ -71,12 +73,11 @@ func testDeploy(t *testing.T, e *env) {
 			t.Fatalf("first run recap for %s: %v\n%s", h, rc[h], out)
 		}
 	}
-	// The preflight checked that every agent host reaches its Cassandra
-	// node(s).
-	for n := 1; n <= 3; n++ {
-		if want := fmt.Sprintf("ok: [h%d] => (item=%s:9042)", n, addr(n)); !strings.Contains(out, want) {
-			t.Fatalf("preflight did not check h%d's database node: no %q in\n%s", n, want, out)
-		}
+	if err := waitDB(); err != nil {
+		t.Fatal(err)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	out, code, rc = e.play(t, e.dbInventory, "-e", "ycsbctl_binary="+e.bin)
 	if code != 0 {
@@ -86,6 +87,18 @@ func testDeploy(t *testing.T, e *env) {
 		h := fmt.Sprintf("h%d", n)
 		if rc[h] == nil || rc[h]["changed"] != 0 || rc[h]["failed"] != 0 || rc[h]["ok"] == 0 {
 			t.Fatalf("second run is not idempotent for %s: %v\n%s", h, rc[h], out)
+		}
+	}
+	// The preflight checked that every agent host reaches its Cassandra
+	// node(s).
+	for n := 1; n <= hosts; n++ {
+		for m := 1; m <= dbNodes; m++ {
+			if n <= dbNodes && m != n {
+				continue
+			}
+			if want := fmt.Sprintf("ok: [h%d] => (item=%s:9042)", n, addr(m)); !strings.Contains(out, want) {
+				t.Fatalf("preflight did not check h%d's database node: no %q in\n%s", n, want, out)
+			}
 		}
 	}
 	// The agents run as the unit says: systemd's service, its user, TLS,
@@ -115,7 +128,8 @@ const (
 
 // writeDBInventory adds to cluster.sh's inventory what the Cassandra
 // cluster needs: h1..h3 contact their own node first (agent -p hosts=...)
-// and must reach it; h4, which has no node, must reach all three.
+// and must reach it; h4, which has no node, must reach all three
+// (e.dbInventory). It returns the same inventory without the nodes.
 func writeDBInventory(t *testing.T, e *env) string {
 	b, err := os.ReadFile(e.inventory)
 	if err != nil {
@@ -138,8 +152,15 @@ func writeDBInventory(t *testing.T, e *env) string {
 		s = strings.Replace(s, host+"\n", host+vars+"\n", 1)
 	}
 	s = strings.Replace(s, "[agents:vars]\n", fmt.Sprintf("[agents:vars]\nycsbctl_lease=%d\n", int(agentLease/time.Second)), 1)
-	p := filepath.Join(e.tmp, "inventory-cassandra.ini")
-	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+	e.dbInventory = filepath.Join(e.tmp, "inventory-cassandra.ini")
+	if err := os.WriteFile(e.dbInventory, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The same without the database nodes, for the run that installs
+	// while they are still starting.
+	agents := regexp.MustCompile(` ycsbctl_db_nodes='[^']*'`).ReplaceAllString(s, "")
+	p := filepath.Join(e.tmp, "inventory-agents.ini")
+	if err := os.WriteFile(p, []byte(agents), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
