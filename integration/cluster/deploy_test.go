@@ -108,7 +108,7 @@ func testDeploy(t *testing.T, e *env) {
 		want := []string{"ActiveState=active", "User=ycsbctl", "--tls-cert /etc/ycsbctl/tls/agent.pem", "--token-file /etc/ycsbctl/token",
 			"--listen " + addr(n) + ":7420", fmt.Sprintf("--lease %ds", int(agentLease/time.Second))}
 		if n <= 3 {
-			want = append(want, "-p hosts="+addr(n))
+			want = append(want, "-p hosts="+localFirst(n))
 		}
 		for _, w := range want {
 			if !strings.Contains(st, w) {
@@ -116,6 +116,18 @@ func testDeploy(t *testing.T, e *env) {
 			}
 		}
 	}
+}
+
+// localFirst lists the Cassandra nodes with hN's own first: the agent
+// beside a node contacts it first, and still starts when it is down.
+func localFirst(n int) string {
+	h := []string{addr(n)}
+	for m := 1; m <= dbNodes; m++ {
+		if m != n {
+			h = append(h, addr(m))
+		}
+	}
+	return strings.Join(h, ",")
 }
 
 // agentLease is the agents' --lease in the cluster (ycsbctl_lease), and
@@ -127,7 +139,7 @@ const (
 )
 
 // writeDBInventory adds to cluster.sh's inventory what the Cassandra
-// cluster needs: h1..h3 contact their own node first (agent -p hosts=...)
+// cluster needs: h1..h3 contact their own node first (agent -p hosts=hN,...)
 // and must reach it; h4, which has no node, must reach all three
 // (e.dbInventory). It returns the same inventory without the nodes.
 func writeDBInventory(t *testing.T, e *env) string {
@@ -142,7 +154,7 @@ func writeDBInventory(t *testing.T, e *env) string {
 	}
 	for n := 1; n <= hosts; n++ {
 		host := fmt.Sprintf("h%d ansible_host=%s", n, addr(n))
-		vars := fmt.Sprintf(` ycsbctl_db_nodes='["%s:9042"]' ycsbctl_agent_properties='{"hosts": "%s"}'`, addr(n), addr(n))
+		vars := fmt.Sprintf(` ycsbctl_db_nodes='["%s:9042"]' ycsbctl_agent_properties='{"hosts": "%s"}'`, addr(n), localFirst(n))
 		if n > 3 {
 			vars = ` ycsbctl_db_nodes='[` + strings.Join(all, ",") + `]'`
 		}

@@ -294,7 +294,7 @@ func testPartitionLong(t *testing.T, e *env, policy string) {
 	if m := lostLine.FindStringIndex(res.out); m != nil {
 		detected = fmt.Sprintf("by +%s", lostSeen.Sub(at).Round(100*time.Millisecond))
 	}
-	figure(t, "partition-long (%s): h3 cut off %s; coordinator declared it lost %s (agent timeout %s); h3's agent aborted its load after %s (lease %s); exit %d, status %s %v, h3 missing intervals %q, error %q",
+	figure(t, "partition-long (%s): h3 cut off %s; coordinator's lost line seen %s (agent timeout %s); h3's agent aborted its load after %s (lease %s); exit %d, status %s %v, h3 missing intervals %q, error %q",
 		policy, cut, detected, agentTimeout, abortAt.Sub(at).Round(10*time.Millisecond), agentLease, res.code, rj.Status, rj.StatusReasons, a.MissingIntervals, a.Error)
 }
 
