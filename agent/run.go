@@ -13,6 +13,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/procstat"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/wire"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
@@ -54,6 +55,11 @@ type heldRun struct {
 	// --metrics-addr is not set); self describes the agent in it.
 	metrics run.Sink
 	self    run.SelfView
+	// runtime samples this process for every interval record when the run
+	// tracks it (ycsbctl.trackruntime), nil otherwise. Begun in start, then
+	// used only on the engine's reporter goroutine.
+	runtime *ycsbtext.RuntimeSampler
+	rawOnce sync.Once
 	// preparing tracks an in-flight spec.Prepare: the database must be
 	// closed after it returns, never under it.
 	preparing sync.WaitGroup
@@ -190,6 +196,7 @@ func (r *heldRun) end(reason string, abort bool) {
 	r.cancel()
 	r.preparing.Wait()
 	if p != nil {
+		r.closeRaw(p)
 		if err := p.Close(); err != nil {
 			r.logf("closing database: %v", err)
 		}
@@ -282,9 +289,11 @@ func (r *heldRun) prepare(m *pb.Prepare) {
 		return
 	}
 	if r.srv.cfg.Sink != nil {
-		r.metrics = r.srv.cfg.Sink(run.Info{RunID: r.id, Mode: run.ModeDistributed, Command: "agent " + phase.String(), Started: r.clk.Now()}, sp)
+		// The sink exposes this agent's series at zero as soon as the run
+		// is prepared, under the name its intervals will carry.
 		host, _ := os.Hostname()
 		r.self = run.SelfView{Name: host, Hostname: host}
+		r.metrics = r.srv.cfg.Sink(run.Info{RunID: r.id, Mode: run.ModeDistributed, Command: "agent " + phase.String(), Started: r.clk.Now(), Agents: []string{host}}, sp)
 	}
 	p, err := spec.Prepare(r.ctx, sp, r.clk, func(f string, a ...any) { r.logf(f, a...) }, r)
 	if err != nil {
@@ -298,6 +307,9 @@ func (r *heldRun) prepare(m *pb.Prepare) {
 		return
 	}
 	r.prepared = p
+	if sp.Measure.TrackRuntime {
+		r.runtime = &ycsbtext.RuntimeSampler{}
+	}
 	r.state = pb.RunState_RUN_STATE_READY
 	if r.limitSet.Load() {
 		p.Runner.SetExternalLimit(r.limit.Load())
@@ -331,6 +343,10 @@ func (r *heldRun) start(m *pb.Start) {
 	r.cpuStart = procstat.CPUSeconds()
 	r.cpuLast = r.cpuStart
 	r.self.Begin(r.cpuStart)
+	if r.runtime != nil {
+		// The totals count from the start of the load.
+		r.runtime.Begin()
+	}
 	r.mu.Unlock()
 
 	at := time.Unix(0, m.StartUnixNs)
@@ -364,17 +380,39 @@ func (r *heldRun) start(m *pb.Start) {
 func (r *heldRun) awaitResult(p *spec.Prepared) {
 	res := p.Runner.Wait()
 	cpu := procstat.CPUSeconds()
+	var rawDropped *int64
+	if p.Raw != nil {
+		// Every worker has finished recording: write out what the raw
+		// writer still holds so that the dropped count is exact for the
+		// Final.
+		r.closeRaw(p)
+		d := p.Raw.Dropped()
+		rawDropped = &d
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f := &pb.Final{
 		AgentIndex: r.index, StartUnixNs: res.StartNs, EndUnixNs: res.EndNs, RuntimeNs: int64(res.RunTime),
 		Operations: res.Total.Ops, WarmupOps: res.WarmupOps, Intervals: res.Intervals, Stopped: res.Stopped,
-		CpuSeconds: cpu - r.cpuStart, Threads: int32(p.Runner.Threads()),
+		CpuSeconds: cpu - r.cpuStart, Threads: int32(p.Runner.Threads()), RawSamplesDropped: rawDropped,
 	}
 	r.state = pb.RunState_RUN_STATE_FINISHED
 	r.final = &pb.AgentMsg{Msg: &pb.AgentMsg_Final{Final: f}}
 	r.logf("finished: %d operations in %s, %d intervals%s", f.Operations, res.RunTime.Round(time.Millisecond), f.Intervals, stoppedSuffix(f.Stopped))
 	r.sendLocked(r.final)
+}
+
+// closeRaw finishes the raw samples' output once, whichever of the
+// run's end and its result comes first; p.Close then finds it closed.
+func (r *heldRun) closeRaw(p *spec.Prepared) {
+	if p.Raw == nil {
+		return
+	}
+	r.rawOnce.Do(func() {
+		if err := p.Raw.Close(); err != nil {
+			r.logf("%v", err)
+		}
+	})
 }
 
 func stoppedSuffix(s string) string {
@@ -392,7 +430,13 @@ func (r *heldRun) stop(m *pb.Stop) {
 		// Never started: report an empty final so the coordinator is not
 		// left waiting for intervals that will not come.
 		r.state = pb.RunState_RUN_STATE_FINISHED
-		r.final = &pb.AgentMsg{Msg: &pb.AgentMsg_Final{Final: &pb.Final{AgentIndex: r.index, Stopped: m.Reason}}}
+		f := &pb.Final{AgentIndex: r.index, Stopped: m.Reason}
+		if p != nil && p.Raw != nil {
+			// Nothing was measured, so nothing was dropped.
+			var none int64
+			f.RawSamplesDropped = &none
+		}
+		r.final = &pb.AgentMsg{Msg: &pb.AgentMsg_Final{Final: f}}
 		r.sendLocked(r.final)
 		r.mu.Unlock()
 		return
@@ -432,6 +476,9 @@ func (r *heldRun) OnInterval(u *run.Update) {
 	cpu := procstat.CPUSeconds()
 	rec.LagNs = int64(p.Lag)
 	rec.Final = p.Final
+	if r.runtime != nil {
+		rec.Runtime = runtimeToPB(r.runtime.Sample())
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec.CpuSeconds = cpu - r.cpuLast
@@ -445,6 +492,12 @@ func (r *heldRun) OnInterval(u *run.Update) {
 	m := &pb.AgentMsg{Msg: &pb.AgentMsg_Interval{Interval: rec}}
 	r.pending[rec.Seq] = m
 	r.sendLocked(m)
+}
+
+// runtimeToPB is the wire form of a runtime sample.
+func runtimeToPB(s run.RuntimeSample) *pb.RuntimeSample {
+	return &pb.RuntimeSample{Goroutines: s.Goroutines, HeapInUseMb: s.HeapInUseMB, Gcs: s.GCs, GcPauseNs: int64(s.GCPause),
+		TotalGcs: s.TotalGCs, TotalGcPauseNs: int64(s.TotalGCPause)}
 }
 
 // heartbeats sends a heartbeat every second while sess is attached.

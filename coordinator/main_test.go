@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +33,15 @@ type procAgentConfig struct {
 	Token   string
 	LeaseMs int64
 	Props   map[string]string
+	// BallastMB and GCEveryMs make the agent process recognisable in
+	// ycsbctl.trackruntime's figures: heap it holds, and collections it
+	// forces.
+	BallastMB int
+	GCEveryMs int
 }
+
+// ballast keeps an agent process' BallastMB reachable.
+var ballast []byte
 
 // procCoordConfig is the JSON handed to a coordinator process.
 type procCoordConfig struct {
@@ -69,6 +78,20 @@ func agentMain() int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
+	if c.BallastMB > 0 {
+		ballast = make([]byte, c.BallastMB<<20)
+		for i := 0; i < len(ballast); i += 4096 {
+			ballast[i] = 1
+		}
+	}
+	if c.GCEveryMs > 0 {
+		go func() {
+			for ctx.Err() == nil {
+				time.Sleep(time.Duration(c.GCEveryMs) * time.Millisecond)
+				runtime.GC()
+			}
+		}()
+	}
 	err := agent.Serve(ctx, agent.Config{
 		Listen: c.Listen, TLS: c.TLS, Token: c.Token, Lease: time.Duration(c.LeaseMs) * time.Millisecond, Properties: c.Props,
 		Logf:  func(f string, a ...any) { fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05.000 ")+f+"\n", a...) },
@@ -78,6 +101,7 @@ func agentMain() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	runtime.KeepAlive(ballast)
 	return 0
 }
 

@@ -1,8 +1,12 @@
 package coordinator
 
 import (
+	"time"
+
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/wire"
+	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
 
 // merger combines agents' interval records into one global interval per
@@ -43,6 +47,9 @@ type seqMerge struct {
 	// agents holds each agent's own interval when the merger keeps them
 	// (observers want per-agent views); nil otherwise.
 	agents []*measurement.Interval
+	// runtime holds each agent's runtime sample for the seq
+	// (ycsbctl.trackruntime), by index; nil when no agent sent one.
+	runtime []*run.RuntimeSample
 	// acc holds the merged counts by bucket index until the seq is sealed
 	// (see wire.Dense): records add into these, and iv's histograms
 	// are built once at seal time.
@@ -124,6 +131,29 @@ func widen(iv *measurement.Interval, startNs, endNs int64) {
 	if endNs > iv.EndNs {
 		iv.EndNs = endNs
 	}
+}
+
+// addRuntime keeps an agent's runtime sample beside the seq's merge, for
+// the update that presents the seq. A sample whose seq is already sealed
+// is left out: that interval has been presented, and the totals the
+// agent's later samples carry include it.
+func (m *merger) addRuntime(agent int, seq int64, rt *pb.RuntimeSample) {
+	s := m.open[seq]
+	if s == nil || rt == nil {
+		return
+	}
+	if s.runtime == nil {
+		s.runtime = make([]*run.RuntimeSample, m.n)
+	}
+	s.runtime[agent] = runtimeFromPB(rt)
+}
+
+// runtimeFromPB reads an agent's runtime sample; a negative figure (which
+// no agent sends) reads as zero.
+func runtimeFromPB(p *pb.RuntimeSample) *run.RuntimeSample {
+	nn := func(v int64) int64 { return max(v, 0) }
+	return &run.RuntimeSample{Goroutines: nn(p.Goroutines), HeapInUseMB: nn(p.HeapInUseMb), GCs: nn(p.Gcs), GCPause: time.Duration(nn(p.GcPauseNs)),
+		TotalGCs: nn(p.TotalGcs), TotalGCPause: time.Duration(nn(p.TotalGcPauseNs))}
 }
 
 // sealable reports, for the next seq, whether it can be sealed: expect(a)

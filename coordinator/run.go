@@ -19,6 +19,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 	"github.com/ycsbctl/ycsbctl/internal/wire"
@@ -609,6 +610,7 @@ func (c *Coordinator) onRecord(a *agentRun, rec *pb.IntervalRecord) error {
 		c.logf("agent %d (%s): merging interval %d: %v", a.idx, a.addr, rec.Seq, err)
 		return nil
 	}
+	c.m.addRuntime(a.idx, rec.Seq, rec.Runtime)
 	c.mergeNs += int64(time.Since(t0))
 	if c.spool != nil {
 		if err := c.spool.put(a.idx, rec); err != nil {
@@ -684,7 +686,7 @@ func (c *Coordinator) emit(s *seqMerge) {
 		c.measureStart = s.iv.StartNs
 	}
 	c.sink.OnInterval(&run.Update{RunID: c.runID, Interval: s.iv, Cumulative: c.m.cum.Clone(), Progress: c.progress(s),
-		Agents: c.agentStatuses(), AgentIntervals: s.agents})
+		Agents: c.agentStatuses(), AgentIntervals: s.agents, AgentRuntime: s.runtime})
 }
 
 func (c *Coordinator) agentStatuses() []run.Agent {
@@ -725,6 +727,10 @@ func (c *Coordinator) maybeStart() error {
 	if lead < 500*time.Millisecond {
 		lead = 500 * time.Millisecond
 	}
+	// Every /metrics (the agents' since they prepared, this process'
+	// since the session began) shows the run at zero now; the start waits
+	// ycsbctl.metrics.startdelay more so that Prometheus scrapes the zeros.
+	lead += c.s.Spec.Output.MetricsStartDelay
 	c.plannedStart = c.clk.Now().Add(lead).UnixNano()
 	for _, a := range c.agents {
 		a.conn.send(c.startMsg(a))
@@ -912,7 +918,36 @@ func (c *Coordinator) finish() *run.Outcome {
 		}
 	}
 	return &run.Outcome{RunTime: time.Duration(end - start), Total: c.m.cum, WarmupOps: warm, Status: status,
-		Reasons: reasons, Notes: c.notes, Err: err}
+		Reasons: reasons, Notes: append(c.notes, c.rawNotes()...), Err: err}
+}
+
+// rawNotes report the raw samples the agents measured but could not write
+// (measurementtype raw, hdrhistogram+raw), summed, in the note a single
+// host prints. An agent that ended without a count (an older agent, or one
+// lost before its end) is named rather than counted as zero.
+func (c *Coordinator) rawNotes() []string {
+	if !c.s.Spec.Measure.Format.Kind.HasRaw() {
+		return nil
+	}
+	var dropped int64
+	var counted int
+	var unknown []string
+	for _, a := range c.agents {
+		if a.final != nil && a.final.RawSamplesDropped != nil {
+			dropped += max(a.final.GetRawSamplesDropped(), 0)
+			counted++
+		} else if a.prepared {
+			unknown = append(unknown, fmt.Sprintf("agent %d (%s)", a.idx, a.addr))
+		}
+	}
+	var notes []string
+	if counted > 0 {
+		notes = append(notes, spec.RawNote(dropped))
+	}
+	if len(unknown) > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %s did not report how many raw samples it could not write (older agent?); no count covers them", spec.PropMeasurementType, strings.Join(unknown, " and ")))
+	}
+	return notes
 }
 
 // lastClusterSeq is the last interval of the run: the highest any agent

@@ -124,7 +124,8 @@ settings such as embedded.dir).`,
 				// The agent's series carry the coordinator's run id, so
 				// they line up with the coordinator's own.
 				sink = func(info run.Info, sp *spec.Spec) run.Sink {
-					return exp.NewSink(metrics.RunInfo{RunID: info.RunID, Phase: sp.Phase.String(), DB: sp.DB, Mode: sp.Mode, Start: info.Started}, gs.Clock.Now)
+					return exp.NewSink(metrics.RunInfo{RunID: info.RunID, Phase: sp.Phase.String(), DB: sp.DB, Mode: sp.Mode, Start: info.Started,
+						Agents: info.Agents, Ops: metrics.PlannedOps(sp.Phase, sp.Workload)}, gs.Clock.Now)
 				}
 			}
 			err = agent.Serve(ctx, agent.Config{

@@ -288,7 +288,8 @@ func TestCoordinatorMeasurementTypes(t *testing.T) {
 	assert.Equal(t, n, intValue(t, vals, "[HdrREAD], Operations"))
 	assert.Equal(t, int64(4000), n+intValue(t, vals, "[BucketUPDATE], Operations"), "both agents' operations")
 	assert.Equal(t, n, intValue(t, vals, "[BucketREAD], 0")+intValue(t, vals, "[BucketREAD], 1")+intValue(t, vals, "[BucketREAD], 2")+intValue(t, vals, "[BucketREAD], >3"))
-	assert.Contains(t, r.stdout, "[NOTE], ycsbctl.trackruntime: the process figures are the coordinator's own")
+	assert.Contains(t, r.stdout, "[NOTE], ycsbctl.trackruntime: the runtime figures are the agents' own processes (2 reporting)")
+	assert.Equal(t, int64(2), intValue(t, vals, "[RUNTIME_AGENTS], Count"))
 
 	raw := filepath.Join(dir, "raw.csv")
 	r = execute(t, "", append([]string{"coordinator", "run", "basic", "--agents", agents, "-p", "measurementtype=raw",

@@ -127,6 +127,26 @@ type Update struct {
 	// agent's own part of Interval by index (nil where none arrived).
 	Agents         []Agent
 	AgentIntervals []*measurement.Interval
+	// AgentRuntime holds, by agent index, each agent's runtime sample
+	// for this interval (ycsbctl.trackruntime in a distributed run); nil
+	// where an agent sent none. A single host leaves it nil: its session
+	// samples its own process.
+	AgentRuntime []*RuntimeSample
+}
+
+// RuntimeSample is one reading of a load generator's Go runtime, the
+// counterpart of YCSB's JVM measurements (ycsbctl.trackruntime, alias
+// measurement.trackjvm).
+type RuntimeSample struct {
+	Goroutines  int64
+	HeapInUseMB int64
+	// GCs and GCPause are the collections and their total pause since the
+	// previous sample.
+	GCs     int64
+	GCPause time.Duration
+	// TotalGCs and TotalGCPause are counted since tracking began.
+	TotalGCs     int64
+	TotalGCPause time.Duration
 }
 
 // Sink receives every interval of a run, one call at a time, in order. A

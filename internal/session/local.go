@@ -108,7 +108,13 @@ func (l *Local) Run(ctx context.Context, sink run.Sink) *run.Outcome {
 		case <-stopOnCancel:
 		}
 	}()
-	r.Start(time.Time{})
+	var at time.Time
+	if d := l.spec.Output.MetricsStartDelay; d > 0 {
+		// The session exposes the run's series at zero before Run; the
+		// load waits so that a scraper records those zeros first.
+		at = l.clk.Now().Add(d)
+	}
+	r.Start(at)
 	res := r.Wait()
 	close(stopOnCancel)
 	l.res = res

@@ -15,9 +15,14 @@ import (
 // (spec.Measurement): YCSB's per-measurement .hdr logs and the process
 // tracking of ycsbctl.trackruntime. Raw samples are written where the
 // load runs (spec.Prepared.Raw), not here.
+//
+// ycsbctl.trackruntime describes the load generators: a single host's own
+// process (runtime), or in a distributed run the agents' processes from
+// the samples they send (agentRuntime), never the coordinator's.
 type measureOutputs struct {
-	runtime *ycsbtext.RuntimeTracker
-	opFiles *hlog.OpFiles
+	runtime      *ycsbtext.RuntimeTracker
+	agentRuntime *ycsbtext.AgentRuntimeTracker
+	opFiles      *hlog.OpFiles
 }
 
 // openMeasure checks, before any load, that the per-measurement logs can
@@ -33,10 +38,13 @@ func (s *Session) openMeasure() error {
 }
 
 // newMeasureOutputs builds the outputs when the run starts.
-func (s *Session) newMeasureOutputs() *measureOutputs {
+func (s *Session) newMeasureOutputs(info run.Info) *measureOutputs {
 	m := s.o.Spec.Measure
 	o := &measureOutputs{}
-	if m.TrackRuntime {
+	switch {
+	case m.TrackRuntime && info.Mode == run.ModeDistributed:
+		o.agentRuntime = &ycsbtext.AgentRuntimeTracker{}
+	case m.TrackRuntime:
 		o.runtime = &ycsbtext.RuntimeTracker{}
 		o.runtime.Begin()
 	}
@@ -57,6 +65,9 @@ func (o *measureOutputs) sinks() []run.Sink {
 	if o.runtime != nil {
 		out = append(out, o.runtime)
 	}
+	if o.agentRuntime != nil {
+		out = append(out, o.agentRuntime)
+	}
 	if o.opFiles != nil {
 		out = append(out, o.opFiles)
 	}
@@ -65,10 +76,13 @@ func (o *measureOutputs) sinks() []run.Sink {
 
 // statusExtra is the status printer's Extra.
 func (o *measureOutputs) statusExtra() func() string {
-	if o.runtime == nil {
-		return nil
+	switch {
+	case o.runtime != nil:
+		return o.runtime.Status
+	case o.agentRuntime != nil:
+		return o.agentRuntime.Status
 	}
-	return o.runtime.Status
+	return nil
 }
 
 // summarize adds the measurement type's format, process lines and notes.
@@ -77,9 +91,10 @@ func (o *measureOutputs) summarize(sum *ycsbtext.Summary, sp *spec.Spec, info ru
 	distributed := info.Mode == run.ModeDistributed
 	if o.runtime != nil {
 		sum.Process = o.runtime.Lines(sum.RunTime)
-		if distributed {
-			sum.Notes = append(sum.Notes, spec.PropTrackRuntime+": the process figures are the coordinator's own; agents do not ship theirs")
-		}
+	}
+	if o.agentRuntime != nil {
+		sum.Process = o.agentRuntime.Lines(sum.RunTime)
+		sum.Notes = append(sum.Notes, o.agentRuntime.Notes(spec.PropTrackRuntime)...)
 	}
 	if distributed && sp.Measure.Format.Kind.HasRaw() {
 		where := sp.Measure.RawFile

@@ -200,7 +200,7 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	sp := s.o.Spec
 	info := src.Info()
 	sinks := run.Sinks{}
-	mo := s.newMeasureOutputs()
+	mo := s.newMeasureOutputs(info)
 	sinks = append(sinks, mo.sinks()...)
 	status := &ycsbtext.StatusPrinter{W: s.errOut, Label: sp.Output.Label, Every: sp.StatusEvery, Now: s.o.Clock.Now,
 		Format: sp.Measure.Format, Extra: mo.statusExtra()}
@@ -217,7 +217,10 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 		sinks = append(sinks, hl)
 	}
 	if s.exp != nil {
-		sinks = append(sinks, s.exp.NewSink(metrics.RunInfo{RunID: info.RunID, Phase: sp.Phase.String(), Workload: s.workload(), DB: sp.DB, Mode: sp.Mode}, s.o.Clock.Now))
+		// The run's series appear at zero now, before the source starts
+		// any load (ycsbctl.metrics.startdelay leaves time to scrape them).
+		sinks = append(sinks, s.exp.NewSink(metrics.RunInfo{RunID: info.RunID, Phase: sp.Phase.String(), Workload: s.workload(), DB: sp.DB, Mode: sp.Mode,
+			Start: info.Started, Agents: info.Agents, Ops: metrics.PlannedOps(sp.Phase, sp.Workload)}, s.o.Clock.Now))
 	}
 	live := s.liveView(info)
 	if live != nil {

@@ -45,6 +45,7 @@ func Known() []properties.Known {
 		{Name: PropTUI, Default: "true", Help: "the live terminal view (--no-tui sets false)"},
 		{Name: PropMetricsAddr, Default: "", Help: "serve Prometheus metrics here (--metrics-addr)"},
 		{Name: PropMetricsLinger, Default: "0", Help: "seconds /metrics stays up after the run"},
+		{Name: PropMetricsStartDelay, Default: "0", Help: "seconds the load waits after /metrics shows the run at zero (at least one scrape interval)"},
 		{Name: PropResults, Default: "", Help: "write the run bundle to this directory (--results)"},
 	}
 }

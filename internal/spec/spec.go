@@ -256,6 +256,11 @@ const (
 	// PropMetricsLinger keeps /metrics up this many seconds after the
 	// run, so the last interval is scraped before the process exits.
 	PropMetricsLinger = "ycsbctl.metrics.linger"
+	// PropMetricsStartDelay holds the start of the load this many seconds
+	// after the run's series are exposed at zero, so that a scraper sees
+	// the zeros before the first operation (increase() only counts growth
+	// it has seen). The coordinator adds it to its lockstep start.
+	PropMetricsStartDelay = "ycsbctl.metrics.startdelay"
 	// PropResults writes a run bundle (run.json, summary.txt,
 	// merged.hlog) to this directory.
 	PropResults = "ycsbctl.results"
@@ -287,6 +292,8 @@ type Output struct {
 	// MetricsAddr serves /metrics; MetricsLinger keeps it up after the run.
 	MetricsAddr   string
 	MetricsLinger time.Duration
+	// MetricsStartDelay delays the start of the load (0: none).
+	MetricsStartDelay time.Duration
 	// TUI is false when the live view is switched off.
 	TUI bool
 }
@@ -406,6 +413,14 @@ func parseOutput(p *properties.Properties, s *Settings) (*Output, error) {
 		return nil, &properties.Error{Property: PropMetricsLinger, Value: p.String(PropMetricsLinger, ""), Expected: "seconds between 0 and 3600"}
 	}
 	o.MetricsLinger = time.Duration(linger * float64(time.Second))
+	delay, err := p.Float64(PropMetricsStartDelay, 0)
+	if err != nil {
+		return nil, err
+	}
+	if delay < 0 || delay > 600 {
+		return nil, &properties.Error{Property: PropMetricsStartDelay, Value: p.String(PropMetricsStartDelay, ""), Expected: "seconds between 0 and 600"}
+	}
+	o.MetricsStartDelay = time.Duration(delay * float64(time.Second))
 	if o.TUI, err = p.Bool(PropTUI, true); err != nil {
 		return nil, err
 	}

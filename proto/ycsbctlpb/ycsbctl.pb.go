@@ -1212,7 +1212,11 @@ type IntervalRecord struct {
 	LocalInsertsAcknowledged int64 `protobuf:"varint,9,opt,name=local_inserts_acknowledged,json=localInsertsAcknowledged,proto3" json:"local_inserts_acknowledged,omitempty"`
 	Final                    bool  `protobuf:"varint,10,opt,name=final,proto3" json:"final,omitempty"`
 	// lag_ns is how far the slowest paced worker is behind its schedule.
-	LagNs         int64 `protobuf:"varint,11,opt,name=lag_ns,json=lagNs,proto3" json:"lag_ns,omitempty"`
+	LagNs int64 `protobuf:"varint,11,opt,name=lag_ns,json=lagNs,proto3" json:"lag_ns,omitempty"`
+	// runtime is the agent process' Go runtime read when the interval was
+	// cut (ycsbctl.trackruntime); absent when tracking is off or the agent
+	// predates it.
+	Runtime       *RuntimeSample `protobuf:"bytes,12,opt,name=runtime,proto3" json:"runtime,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1324,6 +1328,104 @@ func (x *IntervalRecord) GetLagNs() int64 {
 	return 0
 }
 
+func (x *IntervalRecord) GetRuntime() *RuntimeSample {
+	if x != nil {
+		return x.Runtime
+	}
+	return nil
+}
+
+// RuntimeSample is one reading of an agent's Go runtime, the counterpart
+// of YCSB's JVM measurements (measurement.trackjvm).
+type RuntimeSample struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Goroutines int64                  `protobuf:"varint,1,opt,name=goroutines,proto3" json:"goroutines,omitempty"`
+	// heap_in_use_mb is runtime.MemStats.HeapInuse in MiB.
+	HeapInUseMb int64 `protobuf:"varint,2,opt,name=heap_in_use_mb,json=heapInUseMb,proto3" json:"heap_in_use_mb,omitempty"`
+	// gcs and gc_pause_ns are the collections and their stop-the-world
+	// pause time since the previous sample.
+	Gcs       int64 `protobuf:"varint,3,opt,name=gcs,proto3" json:"gcs,omitempty"`
+	GcPauseNs int64 `protobuf:"varint,4,opt,name=gc_pause_ns,json=gcPauseNs,proto3" json:"gc_pause_ns,omitempty"`
+	// total_gcs and total_gc_pause_ns are counted since the agent started
+	// the load, so a lost or late record does not lose them.
+	TotalGcs       int64 `protobuf:"varint,5,opt,name=total_gcs,json=totalGcs,proto3" json:"total_gcs,omitempty"`
+	TotalGcPauseNs int64 `protobuf:"varint,6,opt,name=total_gc_pause_ns,json=totalGcPauseNs,proto3" json:"total_gc_pause_ns,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *RuntimeSample) Reset() {
+	*x = RuntimeSample{}
+	mi := &file_ycsbctl_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RuntimeSample) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RuntimeSample) ProtoMessage() {}
+
+func (x *RuntimeSample) ProtoReflect() protoreflect.Message {
+	mi := &file_ycsbctl_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RuntimeSample.ProtoReflect.Descriptor instead.
+func (*RuntimeSample) Descriptor() ([]byte, []int) {
+	return file_ycsbctl_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *RuntimeSample) GetGoroutines() int64 {
+	if x != nil {
+		return x.Goroutines
+	}
+	return 0
+}
+
+func (x *RuntimeSample) GetHeapInUseMb() int64 {
+	if x != nil {
+		return x.HeapInUseMb
+	}
+	return 0
+}
+
+func (x *RuntimeSample) GetGcs() int64 {
+	if x != nil {
+		return x.Gcs
+	}
+	return 0
+}
+
+func (x *RuntimeSample) GetGcPauseNs() int64 {
+	if x != nil {
+		return x.GcPauseNs
+	}
+	return 0
+}
+
+func (x *RuntimeSample) GetTotalGcs() int64 {
+	if x != nil {
+		return x.TotalGcs
+	}
+	return 0
+}
+
+func (x *RuntimeSample) GetTotalGcPauseNs() int64 {
+	if x != nil {
+		return x.TotalGcPauseNs
+	}
+	return 0
+}
+
 type Heartbeat struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	SentUnixNs int64                  `protobuf:"varint,1,opt,name=sent_unix_ns,json=sentUnixNs,proto3" json:"sent_unix_ns,omitempty"`
@@ -1340,7 +1442,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_ycsbctl_proto_msgTypes[14]
+	mi := &file_ycsbctl_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1352,7 +1454,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[14]
+	mi := &file_ycsbctl_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1365,7 +1467,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{14}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Heartbeat) GetSentUnixNs() int64 {
@@ -1421,7 +1523,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_ycsbctl_proto_msgTypes[15]
+	mi := &file_ycsbctl_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1433,7 +1535,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[15]
+	mi := &file_ycsbctl_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1446,7 +1548,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{15}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Ack) GetSeqs() []int64 {
@@ -1475,7 +1577,7 @@ type Stop struct {
 
 func (x *Stop) Reset() {
 	*x = Stop{}
-	mi := &file_ycsbctl_proto_msgTypes[16]
+	mi := &file_ycsbctl_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1487,7 +1589,7 @@ func (x *Stop) String() string {
 func (*Stop) ProtoMessage() {}
 
 func (x *Stop) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[16]
+	mi := &file_ycsbctl_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1500,7 +1602,7 @@ func (x *Stop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stop.ProtoReflect.Descriptor instead.
 func (*Stop) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{16}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Stop) GetAbort() bool {
@@ -1527,7 +1629,7 @@ type Release struct {
 
 func (x *Release) Reset() {
 	*x = Release{}
-	mi := &file_ycsbctl_proto_msgTypes[17]
+	mi := &file_ycsbctl_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1539,7 +1641,7 @@ func (x *Release) String() string {
 func (*Release) ProtoMessage() {}
 
 func (x *Release) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[17]
+	mi := &file_ycsbctl_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1552,7 +1654,7 @@ func (x *Release) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release.ProtoReflect.Descriptor instead.
 func (*Release) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{17}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{18}
 }
 
 type Final struct {
@@ -1565,16 +1667,21 @@ type Final struct {
 	WarmupOps   int64                  `protobuf:"varint,6,opt,name=warmup_ops,json=warmupOps,proto3" json:"warmup_ops,omitempty"`
 	Intervals   int64                  `protobuf:"varint,7,opt,name=intervals,proto3" json:"intervals,omitempty"`
 	// stopped says why the run ended before its budget, if it did.
-	Stopped       string  `protobuf:"bytes,8,opt,name=stopped,proto3" json:"stopped,omitempty"`
-	CpuSeconds    float64 `protobuf:"fixed64,9,opt,name=cpu_seconds,json=cpuSeconds,proto3" json:"cpu_seconds,omitempty"`
-	Threads       int32   `protobuf:"varint,10,opt,name=threads,proto3" json:"threads,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Stopped    string  `protobuf:"bytes,8,opt,name=stopped,proto3" json:"stopped,omitempty"`
+	CpuSeconds float64 `protobuf:"fixed64,9,opt,name=cpu_seconds,json=cpuSeconds,proto3" json:"cpu_seconds,omitempty"`
+	Threads    int32   `protobuf:"varint,10,opt,name=threads,proto3" json:"threads,omitempty"`
+	// raw_samples_dropped counts raw samples (measurementtype raw,
+	// hdrhistogram+raw) the agent measured but could not write; set only
+	// when the agent keeps raw samples, so an older agent's silence is not
+	// read as zero.
+	RawSamplesDropped *int64 `protobuf:"varint,11,opt,name=raw_samples_dropped,json=rawSamplesDropped,proto3,oneof" json:"raw_samples_dropped,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Final) Reset() {
 	*x = Final{}
-	mi := &file_ycsbctl_proto_msgTypes[18]
+	mi := &file_ycsbctl_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1586,7 +1693,7 @@ func (x *Final) String() string {
 func (*Final) ProtoMessage() {}
 
 func (x *Final) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[18]
+	mi := &file_ycsbctl_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1599,7 +1706,7 @@ func (x *Final) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Final.ProtoReflect.Descriptor instead.
 func (*Final) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{18}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Final) GetAgentIndex() int32 {
@@ -1668,6 +1775,13 @@ func (x *Final) GetCpuSeconds() float64 {
 func (x *Final) GetThreads() int32 {
 	if x != nil {
 		return x.Threads
+	}
+	return 0
+}
+
+func (x *Final) GetRawSamplesDropped() int64 {
+	if x != nil && x.RawSamplesDropped != nil {
+		return *x.RawSamplesDropped
 	}
 	return 0
 }
@@ -1758,7 +1872,7 @@ const file_ycsbctl_proto_rawDesc = "" +
 	"\vReturnCount\x12\x0e\n" +
 	"\x02op\x18\x01 \x01(\tR\x02op\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x14\n" +
-	"\x05count\x18\x03 \x01(\x03R\x05count\"\xa3\x03\n" +
+	"\x05count\x18\x03 \x01(\x03R\x05count\"\xd8\x03\n" +
 	"\x0eIntervalRecord\x12\x1f\n" +
 	"\vagent_index\x18\x01 \x01(\x05R\n" +
 	"agentIndex\x12\x10\n" +
@@ -1777,7 +1891,17 @@ const file_ycsbctl_proto_rawDesc = "" +
 	"\x1alocal_inserts_acknowledged\x18\t \x01(\x03R\x18localInsertsAcknowledged\x12\x14\n" +
 	"\x05final\x18\n" +
 	" \x01(\bR\x05final\x12\x15\n" +
-	"\x06lag_ns\x18\v \x01(\x03R\x05lagNs\"\xa3\x02\n" +
+	"\x06lag_ns\x18\v \x01(\x03R\x05lagNs\x123\n" +
+	"\aruntime\x18\f \x01(\v2\x19.ycsbctl.v1.RuntimeSampleR\aruntime\"\xce\x01\n" +
+	"\rRuntimeSample\x12\x1e\n" +
+	"\n" +
+	"goroutines\x18\x01 \x01(\x03R\n" +
+	"goroutines\x12#\n" +
+	"\x0eheap_in_use_mb\x18\x02 \x01(\x03R\vheapInUseMb\x12\x10\n" +
+	"\x03gcs\x18\x03 \x01(\x03R\x03gcs\x12\x1e\n" +
+	"\vgc_pause_ns\x18\x04 \x01(\x03R\tgcPauseNs\x12\x1b\n" +
+	"\ttotal_gcs\x18\x05 \x01(\x03R\btotalGcs\x12)\n" +
+	"\x11total_gc_pause_ns\x18\x06 \x01(\x03R\x0etotalGcPauseNs\"\xa3\x02\n" +
 	"\tHeartbeat\x12 \n" +
 	"\fsent_unix_ns\x18\x01 \x01(\x03R\n" +
 	"sentUnixNs\x129\n" +
@@ -1794,7 +1918,7 @@ const file_ycsbctl_proto_rawDesc = "" +
 	"\x04Stop\x12\x14\n" +
 	"\x05abort\x18\x01 \x01(\bR\x05abort\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"\t\n" +
-	"\aRelease\"\xbd\x02\n" +
+	"\aRelease\"\x8a\x03\n" +
 	"\x05Final\x12\x1f\n" +
 	"\vagent_index\x18\x01 \x01(\x05R\n" +
 	"agentIndex\x12\"\n" +
@@ -1812,7 +1936,9 @@ const file_ycsbctl_proto_rawDesc = "" +
 	"\vcpu_seconds\x18\t \x01(\x01R\n" +
 	"cpuSeconds\x12\x18\n" +
 	"\athreads\x18\n" +
-	" \x01(\x05R\athreads*=\n" +
+	" \x01(\x05R\athreads\x123\n" +
+	"\x13raw_samples_dropped\x18\v \x01(\x03H\x00R\x11rawSamplesDropped\x88\x01\x01B\x16\n" +
+	"\x14_raw_samples_dropped*=\n" +
 	"\x05Phase\x12\x15\n" +
 	"\x11PHASE_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -1842,7 +1968,7 @@ func file_ycsbctl_proto_rawDescGZIP() []byte {
 }
 
 var file_ycsbctl_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_ycsbctl_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_ycsbctl_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_ycsbctl_proto_goTypes = []any{
 	(Phase)(0),              // 0: ycsbctl.v1.Phase
 	(RunState)(0),           // 1: ycsbctl.v1.RunState
@@ -1860,43 +1986,45 @@ var file_ycsbctl_proto_goTypes = []any{
 	(*SeriesHistogram)(nil), // 13: ycsbctl.v1.SeriesHistogram
 	(*ReturnCount)(nil),     // 14: ycsbctl.v1.ReturnCount
 	(*IntervalRecord)(nil),  // 15: ycsbctl.v1.IntervalRecord
-	(*Heartbeat)(nil),       // 16: ycsbctl.v1.Heartbeat
-	(*Ack)(nil),             // 17: ycsbctl.v1.Ack
-	(*Stop)(nil),            // 18: ycsbctl.v1.Stop
-	(*Release)(nil),         // 19: ycsbctl.v1.Release
-	(*Final)(nil),           // 20: ycsbctl.v1.Final
-	nil,                     // 21: ycsbctl.v1.Prepare.PropertiesEntry
+	(*RuntimeSample)(nil),   // 16: ycsbctl.v1.RuntimeSample
+	(*Heartbeat)(nil),       // 17: ycsbctl.v1.Heartbeat
+	(*Ack)(nil),             // 18: ycsbctl.v1.Ack
+	(*Stop)(nil),            // 19: ycsbctl.v1.Stop
+	(*Release)(nil),         // 20: ycsbctl.v1.Release
+	(*Final)(nil),           // 21: ycsbctl.v1.Final
+	nil,                     // 22: ycsbctl.v1.Prepare.PropertiesEntry
 }
 var file_ycsbctl_proto_depIdxs = []int32{
 	6,  // 0: ycsbctl.v1.CoordinatorMsg.hello:type_name -> ycsbctl.v1.Hello
 	8,  // 1: ycsbctl.v1.CoordinatorMsg.prepare:type_name -> ycsbctl.v1.Prepare
 	11, // 2: ycsbctl.v1.CoordinatorMsg.start:type_name -> ycsbctl.v1.Start
-	16, // 3: ycsbctl.v1.CoordinatorMsg.heartbeat:type_name -> ycsbctl.v1.Heartbeat
-	17, // 4: ycsbctl.v1.CoordinatorMsg.ack:type_name -> ycsbctl.v1.Ack
-	18, // 5: ycsbctl.v1.CoordinatorMsg.stop:type_name -> ycsbctl.v1.Stop
-	19, // 6: ycsbctl.v1.CoordinatorMsg.release:type_name -> ycsbctl.v1.Release
+	17, // 3: ycsbctl.v1.CoordinatorMsg.heartbeat:type_name -> ycsbctl.v1.Heartbeat
+	18, // 4: ycsbctl.v1.CoordinatorMsg.ack:type_name -> ycsbctl.v1.Ack
+	19, // 5: ycsbctl.v1.CoordinatorMsg.stop:type_name -> ycsbctl.v1.Stop
+	20, // 6: ycsbctl.v1.CoordinatorMsg.release:type_name -> ycsbctl.v1.Release
 	7,  // 7: ycsbctl.v1.AgentMsg.hello:type_name -> ycsbctl.v1.HelloReply
 	9,  // 8: ycsbctl.v1.AgentMsg.prepared:type_name -> ycsbctl.v1.Prepared
 	10, // 9: ycsbctl.v1.AgentMsg.failed:type_name -> ycsbctl.v1.Failed
 	12, // 10: ycsbctl.v1.AgentMsg.started:type_name -> ycsbctl.v1.Started
 	15, // 11: ycsbctl.v1.AgentMsg.interval:type_name -> ycsbctl.v1.IntervalRecord
-	16, // 12: ycsbctl.v1.AgentMsg.heartbeat:type_name -> ycsbctl.v1.Heartbeat
-	20, // 13: ycsbctl.v1.AgentMsg.final:type_name -> ycsbctl.v1.Final
+	17, // 12: ycsbctl.v1.AgentMsg.heartbeat:type_name -> ycsbctl.v1.Heartbeat
+	21, // 13: ycsbctl.v1.AgentMsg.final:type_name -> ycsbctl.v1.Final
 	1,  // 14: ycsbctl.v1.HelloReply.state:type_name -> ycsbctl.v1.RunState
 	0,  // 15: ycsbctl.v1.Prepare.phase:type_name -> ycsbctl.v1.Phase
-	21, // 16: ycsbctl.v1.Prepare.properties:type_name -> ycsbctl.v1.Prepare.PropertiesEntry
+	22, // 16: ycsbctl.v1.Prepare.properties:type_name -> ycsbctl.v1.Prepare.PropertiesEntry
 	13, // 17: ycsbctl.v1.IntervalRecord.histograms:type_name -> ycsbctl.v1.SeriesHistogram
 	14, // 18: ycsbctl.v1.IntervalRecord.returns:type_name -> ycsbctl.v1.ReturnCount
-	1,  // 19: ycsbctl.v1.Heartbeat.state:type_name -> ycsbctl.v1.RunState
-	2,  // 20: ycsbctl.v1.Agent.Ping:input_type -> ycsbctl.v1.PingRequest
-	4,  // 21: ycsbctl.v1.Agent.Session:input_type -> ycsbctl.v1.CoordinatorMsg
-	3,  // 22: ycsbctl.v1.Agent.Ping:output_type -> ycsbctl.v1.PingResponse
-	5,  // 23: ycsbctl.v1.Agent.Session:output_type -> ycsbctl.v1.AgentMsg
-	22, // [22:24] is the sub-list for method output_type
-	20, // [20:22] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	16, // 19: ycsbctl.v1.IntervalRecord.runtime:type_name -> ycsbctl.v1.RuntimeSample
+	1,  // 20: ycsbctl.v1.Heartbeat.state:type_name -> ycsbctl.v1.RunState
+	2,  // 21: ycsbctl.v1.Agent.Ping:input_type -> ycsbctl.v1.PingRequest
+	4,  // 22: ycsbctl.v1.Agent.Session:input_type -> ycsbctl.v1.CoordinatorMsg
+	3,  // 23: ycsbctl.v1.Agent.Ping:output_type -> ycsbctl.v1.PingResponse
+	5,  // 24: ycsbctl.v1.Agent.Session:output_type -> ycsbctl.v1.AgentMsg
+	23, // [23:25] is the sub-list for method output_type
+	21, // [21:23] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_ycsbctl_proto_init() }
@@ -1922,14 +2050,15 @@ func file_ycsbctl_proto_init() {
 		(*AgentMsg_Heartbeat)(nil),
 		(*AgentMsg_Final)(nil),
 	}
-	file_ycsbctl_proto_msgTypes[14].OneofWrappers = []any{}
+	file_ycsbctl_proto_msgTypes[15].OneofWrappers = []any{}
+	file_ycsbctl_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ycsbctl_proto_rawDesc), len(file_ycsbctl_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

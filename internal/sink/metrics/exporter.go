@@ -25,6 +25,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/workload"
 )
 
 // RunInfo identifies the run being exposed.
@@ -39,6 +40,40 @@ type RunInfo struct {
 	// Start is when the run began measuring; it becomes the created
 	// timestamp of counters and histograms.
 	Start time.Time
+	// Agents and Ops name the series exposed at zero from the moment the
+	// run is set, before any operation: for each agent, every YCSB status
+	// of each op and the ok latency histogram of each op. PromQL's
+	// increase() and rate() only count growth between samples, so a
+	// counter whose first scraped sample is already 5,000 loses those
+	// 5,000; a series scraped at 0 first loses nothing. Ops come from the
+	// workload (PlannedOps).
+	Agents []string
+	Ops    []measurement.Op
+}
+
+// PlannedOps returns the operations a phase of the workload issues and so
+// records: INSERT when loading; in the run phase each op with a non-zero
+// proportion, a read-modify-write also being timed as a READ and an
+// UPDATE, and VERIFY when data integrity is checked.
+func PlannedOps(phase run.Phase, w *workload.Config) []measurement.Op {
+	if phase == run.Load || w == nil {
+		return []measurement.Op{measurement.Insert}
+	}
+	var use [measurement.NumOps]bool
+	use[measurement.Read] = w.ReadProp > 0 || w.RMWProp > 0
+	use[measurement.Update] = w.UpdateProp > 0 || w.RMWProp > 0
+	use[measurement.Insert] = w.InsertProp > 0
+	use[measurement.Scan] = w.ScanProp > 0
+	use[measurement.Delete] = w.DeleteProp > 0
+	use[measurement.ReadModifyWrite] = w.RMWProp > 0
+	use[measurement.Verify] = w.DataIntegrity && (w.ReadProp > 0 || w.RMWProp > 0 || w.ScanProp > 0)
+	var ops []measurement.Op
+	for op, on := range use {
+		if on {
+			ops = append(ops, measurement.Op(op))
+		}
+	}
+	return ops
 }
 
 // AgentStatus is the non-histogram state of one agent (or of the single
@@ -57,6 +92,9 @@ type AgentStatus struct {
 }
 
 type agentData struct {
+	// counted marks the ops whose status counters are exposed even at
+	// zero (see RunInfo.Agents).
+	counted [measurement.NumOps]bool
 	status  AgentStatus
 	hasStat bool
 	hist    map[histKey]*accumulator
@@ -123,6 +161,44 @@ func (e *Exporter) SetRun(info RunInfo) {
 		e.agents = map[string]*agentData{}
 	}
 	e.run = info
+	e.zeroSeries()
+}
+
+// zeroSeries creates the run's planned series at zero. Every YCSB status is
+// created, not only OK: a NOT_FOUND series appearing at its first count
+// would lose that count to increase() just as OK would. The cost is
+// bounded (ops x 10 statuses x agents; 20 per agent for workload A).
+// Failed-outcome latency histograms are not pre-created: they describe a
+// distribution, and rate() missing the first failures' latencies does not
+// shift a quantile the way a missing count shifts a sum.
+func (e *Exporter) zeroSeries() {
+	for _, name := range e.run.Agents {
+		a := e.agent(name)
+		for _, op := range e.run.Ops {
+			// A read-modify-write has no status of its own (its READ
+			// and UPDATE are counted); it is only timed.
+			if op != measurement.ReadModifyWrite {
+				a.counted[op] = true
+			}
+			for _, kind := range e.kinds() {
+				k := histKey{op: op, kind: kind, outcome: "ok"}
+				if a.hist[k] == nil {
+					a.hist[k] = &accumulator{}
+				}
+			}
+		}
+	}
+}
+
+// kinds returns the latency kinds the run's measurement mode records.
+func (e *Exporter) kinds() []string {
+	switch e.run.Mode {
+	case measurement.ModeIntended:
+		return []string{"intended"}
+	case measurement.ModeBoth:
+		return []string{"service", "intended"}
+	}
+	return []string{"service"}
 }
 
 // Run returns the current run.
@@ -228,7 +304,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		a := e.agents[name]
 		for op := range a.returns {
 			for st, n := range a.returns[op] {
-				if n == 0 {
+				if n == 0 && !a.counted[op] {
 					continue
 				}
 				ch <- counter(descOps, float64(n), info.Start, info.RunID, name, measurement.Op(op).String(), adapters.Status(st).String())

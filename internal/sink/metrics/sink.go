@@ -23,14 +23,20 @@ type Sink struct {
 	seen    map[int]int64
 }
 
-// NewSink returns the sink for one run. info.RunID may be empty when the
-// run's id is only known from its updates (a coordinator learns it when
-// the run starts).
+// NewSink returns the sink for one run. When info.RunID is known the run
+// is exposed at once, its planned series at zero (info.Agents, info.Ops),
+// so that a scrape before the first operation sees the zeros; otherwise
+// the id is taken from the first update.
 func (e *Exporter) NewSink(info RunInfo, now func() time.Time) *Sink {
 	if now == nil {
 		now = time.Now
 	}
-	return &Sink{e: e, info: info, now: now, cpu: map[int]float64{}, seen: map[int]int64{}}
+	s := &Sink{e: e, info: info, now: now, cpu: map[int]float64{}, seen: map[int]int64{}}
+	if info.RunID != "" {
+		s.started = true
+		e.SetRun(info)
+	}
+	return s
 }
 
 // OnInterval exposes one update.
