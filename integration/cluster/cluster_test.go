@@ -252,6 +252,7 @@ func TestCluster(t *testing.T) {
 	// Memory with every node up and loaded.
 	rss, tmpfs := clusterMemory(t, e.work)
 	figure(t, "cluster memory %d MiB resident in the hosts' processes, %d MiB in their upper layers (tmpfs)", rss/1024, tmpfs/1024)
+	t.Run("prometheus", func(t *testing.T) { testPrometheus(t, e) })
 	t.Run("faults", func(t *testing.T) { testFaults(t, e) })
 	// Last: these plays leave h4 powered off.
 	t.Run("playbook-failures", func(t *testing.T) { testPlaybookFailures(t, e) })

@@ -106,7 +106,7 @@ func testDeploy(t *testing.T, e *env) {
 	for n := 1; n <= hosts; n++ {
 		st := e.cluster(t, "exec", fmt.Sprintf("h%d", n), "systemctl", "show", "-p", "ActiveState,User,ExecStart", "ycsbctl-agent")
 		want := []string{"ActiveState=active", "User=ycsbctl", "--tls-cert /etc/ycsbctl/tls/agent.pem", "--token-file /etc/ycsbctl/token",
-			"--listen " + addr(n) + ":7420", fmt.Sprintf("--lease %ds", int(agentLease/time.Second))}
+			"--listen " + addr(n) + ":7420", fmt.Sprintf("--lease %ds", int(agentLease/time.Second)), fmt.Sprintf("--metrics-addr %s:%d", addr(n), metricsPort)}
 		if n <= 3 {
 			want = append(want, "-p hosts="+localFirst(n))
 		}
@@ -163,7 +163,8 @@ func writeDBInventory(t *testing.T, e *env) string {
 		}
 		s = strings.Replace(s, host+"\n", host+vars+"\n", 1)
 	}
-	s = strings.Replace(s, "[agents:vars]\n", fmt.Sprintf("[agents:vars]\nycsbctl_lease=%d\n", int(agentLease/time.Second)), 1)
+	s = strings.Replace(s, "[agents:vars]\n", fmt.Sprintf("[agents:vars]\nycsbctl_lease=%d\nycsbctl_metrics_addr={{ ansible_host }}:%d\n",
+		int(agentLease/time.Second), metricsPort), 1)
 	e.dbInventory = filepath.Join(e.tmp, "inventory-cassandra.ini")
 	if err := os.WriteFile(e.dbInventory, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
