@@ -90,15 +90,26 @@ func startCassandraCluster(t *testing.T, e *env) error {
 			return err
 		}
 	}
+	if err := e.waitUN(time.Minute); err != nil {
+		return err
+	}
+	figure(t, "cassandra: %d nodes UN after %s (heap %s each)", dbNodes, time.Since(start).Round(100*time.Millisecond), cassHeap)
+	return nil
+}
+
+// waitUN waits until nodetool on h1 shows every node Up and Normal.
+func (e *env) waitUN(limit time.Duration) error {
 	var st string
-	for i := 0; i < 30; i++ {
+	var err error
+	for deadline := time.Now().Add(limit); ; {
 		if st, err = e.nodetool(1, "status"); err == nil && strings.Count(st, "\nUN ") == dbNodes {
-			figure(t, "cassandra: %d nodes UN after %s (heap %s each)", dbNodes, time.Since(start).Round(100*time.Millisecond), cassHeap)
 			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nodetool status on h1 does not show %d nodes UN after %s: %v\n%s", dbNodes, limit, err, st)
 		}
 		time.Sleep(2 * time.Second)
 	}
-	return fmt.Errorf("nodetool status on h1 does not show %d nodes UN: %v\n%s", dbNodes, err, st)
 }
 
 // nodetool runs Cassandra's nodetool inside hN against its local JMX port.
@@ -135,8 +146,18 @@ func (e *env) countRows(t testing.TB) int64 {
 	}
 	defer s.Close()
 	var n int64
-	if err := s.Query("SELECT count(*) FROM ycsb.usertable").Scan(&n); err != nil {
-		t.Fatalf("count(*) at ALL: %v", err)
+	// A node that has just come back may time the first full scan out
+	// while it warms up: a few tries, each logged.
+	for try := 1; ; try++ {
+		err := s.Query("SELECT count(*) FROM ycsb.usertable").Scan(&n)
+		if err == nil {
+			break
+		}
+		if try == 4 {
+			t.Fatalf("count(*) at ALL: %v", err)
+		}
+		t.Logf("count(*) at ALL, try %d: %v", try, err)
+		time.Sleep(5 * time.Second)
 	}
 	var repl map[string]string
 	if err := s.Query("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = 'ycsb'").Scan(&repl); err != nil {

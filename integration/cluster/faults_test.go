@@ -440,7 +440,10 @@ func testNodesStopped(t *testing.T, e *env) {
 			t.Fatal(err)
 		}
 	}
-	figure(t, "cassandra-nodes: h2 and h3 serving again %s after restart", time.Since(start).Round(100*time.Millisecond))
+	if err := e.waitUN(2 * time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	figure(t, "cassandra-nodes: h2 and h3 serving again, 3 nodes UN, %s after restart", time.Since(start).Round(100*time.Millisecond))
 	if n := e.countRows(t); n != cassRecords {
 		t.Fatalf("after the restarts the table holds %d rows, want %d", n, cassRecords)
 	}
