@@ -108,7 +108,7 @@ func testDeploy(t *testing.T, e *env) {
 		want := []string{"ActiveState=active", "User=ycsbctl", "--tls-cert /etc/ycsbctl/tls/agent.pem", "--token-file /etc/ycsbctl/token",
 			"--listen " + addr(n) + ":7420", fmt.Sprintf("--lease %ds", int(agentLease/time.Second)), fmt.Sprintf("--metrics-addr %s:%d", addr(n), metricsPort)}
 		if n <= 3 {
-			want = append(want, "-p hosts="+localFirst(n))
+			want = append(want, "--p hosts="+localFirst(n))
 		}
 		for _, w := range want {
 			if !strings.Contains(st, w) {
