@@ -138,6 +138,32 @@ func (e *env) agentLeaseAbort(t testing.TB, n int, since time.Time, limit time.D
 	}
 }
 
+// waitAgentsFree waits until every agent's journal says run id is over
+// on it (released, or its aborted load stopped), so that the next
+// coordinator finds no agent busy. An agent whose coordinator went away
+// without releasing it holds the run until its lease runs out.
+func (e *env) waitAgentsFree(t testing.TB, runID string, since time.Time, limit time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	deadline := start.Add(limit)
+	for n := 1; n <= hosts; n++ {
+		for {
+			out, _ := e.clusterErr("exec", fmt.Sprintf("h%d", n), "journalctl", "-u", "ycsbctl-agent", "-o", "cat", "--no-pager",
+				"--since", fmt.Sprintf("@%d", since.Unix()-1))
+			if strings.Contains(out, "run "+runID+": released") || strings.Contains(out, "run "+runID+": load stopped") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("h%d's agent still holds run %s %s after the run ended:\n%s", n, runID, limit, out)
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	// The release is logged just before the agent drops the run.
+	time.Sleep(time.Second)
+	return time.Since(start)
+}
+
 func testFaults(t *testing.T, e *env) {
 	t.Run("latency", func(t *testing.T) { testLatency(t, e) })
 	t.Run("partition-short", func(t *testing.T) { testPartitionShort(t, e) })
@@ -267,6 +293,7 @@ func testPartitionLong(t *testing.T, e *env, policy string) {
 	}
 	res := l.wait(t, r)
 	rj := res.bundle(t)
+	free := e.waitAgentsFree(t, rj.RunID, l.start, agentLease+cassReadTimeout+10*time.Second)
 	checkIntervals(t, rj)
 	a := rj.Agents[2]
 	if a.State != "lost" || !strings.HasPrefix(a.Error, "lost") {
@@ -294,8 +321,8 @@ func testPartitionLong(t *testing.T, e *env, policy string) {
 	if m := lostLine.FindStringIndex(res.out); m != nil {
 		detected = fmt.Sprintf("by +%s", lostSeen.Sub(at).Round(100*time.Millisecond))
 	}
-	figure(t, "partition-long (%s): h3 cut off %s; coordinator's lost line seen %s (agent timeout %s); h3's agent aborted its load after %s (lease %s); exit %d, status %s %v, h3 missing intervals %q, error %q",
-		policy, cut, detected, agentTimeout, abortAt.Sub(at).Round(10*time.Millisecond), agentLease, res.code, rj.Status, rj.StatusReasons, a.MissingIntervals, a.Error)
+	figure(t, "partition-long (%s): h3 cut off %s; coordinator's lost line seen %s (agent timeout %s); h3's agent aborted its load after %s (lease %s); exit %d, status %s %v, h3 missing intervals %q, error %q; every agent free %s after the coordinator ended",
+		policy, cut, detected, agentTimeout, abortAt.Sub(at).Round(10*time.Millisecond), agentLease, res.code, rj.Status, rj.StatusReasons, a.MissingIntervals, a.Error, free.Round(100*time.Millisecond))
 }
 
 // testCoordinatorKilled: kill -9 the coordinator mid-run; every agent
@@ -323,6 +350,15 @@ func testCoordinatorKilled(t *testing.T, e *env) {
 		worst = max(worst, d)
 		figure(t, "coordinator-killed: h%d's agent idle %s after kill -9", n, d.Round(10*time.Millisecond))
 	}
+	// The run id is in the coordinator's first line.
+	var runID string
+	if m := regexp.MustCompile(`, run (\S+)`).FindStringSubmatch(l.output()); m != nil {
+		runID = m[1]
+	} else {
+		t.Fatalf("no run id in the coordinator's output:\n%s", l.output())
+	}
+	e.waitAgentsFree(t, runID, killed, agentLease+cassReadTimeout+10*time.Second)
+	figure(t, "coordinator-killed: every agent's load stopped and run released %s after kill -9", (time.Since(killed) - time.Second).Round(100*time.Millisecond))
 	next := e.faultRun("after-kill", []string{fmt.Sprintf("operationcount=%d", cassRunOps/2), "maxexecutiontime=0"})
 	start := time.Now()
 	res := e.coordinator(t, next)
