@@ -164,6 +164,38 @@ func (e *env) waitAgentsFree(t testing.TB, runID string, since time.Time, limit 
 	return time.Since(start)
 }
 
+// startRun starts a fault run and waits until its load runs, then for d
+// more. An agent still busy with the previous run (it holds a run its
+// coordinator did not release until its lease runs out) refuses the new
+// one: that is retried, for at most the lease and the client timeout, and
+// the wait logged.
+func (e *env) startRun(t testing.TB, r coordinatorRun, d time.Duration) (*liveRun, time.Time) {
+	t.Helper()
+	start := time.Now()
+	for {
+		l := e.startCoordinator(t, r)
+		for ended := false; !ended && !strings.Contains(l.output(), "Starting test on"); {
+			select {
+			case <-l.done:
+				ended = true
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		select {
+		case <-l.done:
+			if strings.Contains(l.output(), ": busy: running run") && time.Since(start) < agentLease+cassReadTimeout+10*time.Second {
+				time.Sleep(time.Second)
+				continue
+			}
+		default:
+		}
+		if w := time.Since(start); w > 2*time.Second {
+			figure(t, "an agent was still busy with the previous run: the next one started %s later", w.Round(100*time.Millisecond))
+		}
+		return l, l.waitStarted(t, d)
+	}
+}
+
 func testFaults(t *testing.T, e *env) {
 	t.Run("latency", func(t *testing.T) { testLatency(t, e) })
 	t.Run("partition-short", func(t *testing.T) { testPartitionShort(t, e) })
@@ -241,8 +273,7 @@ func (e *env) partition(t testing.TB, n int, down bool) {
 func testPartitionShort(t *testing.T, e *env) {
 	const cut = 2 * time.Second
 	r := e.faultRun("partition-short", nil)
-	l := e.startCoordinator(t, r)
-	at := l.waitStarted(t, 6*time.Second)
+	l, at := e.startRun(t, r, 6*time.Second)
 	e.partition(t, 3, true)
 	time.Sleep(cut)
 	e.partition(t, 3, false)
@@ -268,8 +299,7 @@ func testPartitionShort(t *testing.T, e *env) {
 func testPartitionLong(t *testing.T, e *env, policy string) {
 	cut := agentLease + 4*time.Second
 	r := e.faultRun("partition-long-"+policy, nil, "--on-agent-loss", policy)
-	l := e.startCoordinator(t, r)
-	at := l.waitStarted(t, 6*time.Second)
+	l, at := e.startRun(t, r, 6*time.Second)
 	e.partition(t, 3, true)
 	healed := false
 	defer func() {
@@ -330,8 +360,7 @@ func testPartitionLong(t *testing.T, e *env, policy string) {
 // coordinator run starts cleanly with exact counts.
 func testCoordinatorKilled(t *testing.T, e *env) {
 	r := e.faultRun("coordinator-killed", nil)
-	l := e.startCoordinator(t, r)
-	l.waitStarted(t, 6*time.Second)
+	l, _ := e.startRun(t, r, 6*time.Second)
 	killed := time.Now()
 	if err := l.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -389,8 +418,7 @@ func testNodesStopped(t *testing.T, e *env) {
 	}
 	// Long enough to see the cluster serve on two nodes after the stop.
 	r := e.faultRun("one-node-stopped", []string{"maxexecutiontime=40"})
-	l := e.startCoordinator(t, r)
-	at := l.waitStarted(t, 6*time.Second)
+	l, at := e.startRun(t, r, 6*time.Second)
 	took := stopNode(3)
 	stopped := time.Now()
 	res := l.wait(t, r)
@@ -443,8 +471,7 @@ func testNodesStopped(t *testing.T, e *env) {
 	}
 
 	r = e.faultRun("two-nodes-stopped", []string{"ycsbctl.maxerrorrate=0.01"})
-	l = e.startCoordinator(t, r)
-	at = l.waitStarted(t, 6*time.Second)
+	l, at = e.startRun(t, r, 6*time.Second)
 	took = stopNode(2)
 	res = l.wait(t, r)
 	rj = res.bundle(t)

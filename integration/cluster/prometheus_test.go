@@ -171,7 +171,7 @@ func testPrometheus(t *testing.T, e *env) {
 	before := float64(time.Now().UnixMilli()) / 1000
 	r := coordinatorRun{phase: "run", db: "cassandra", results: filepath.Join(e.tmp, "prometheus-run"),
 		props: e.cassProps(fmt.Sprintf("operationcount=%d", promRunOps), "status.interval=1",
-			"ycsbctl.metrics.startdelay=2", "ycsbctl.metrics.linger=3"),
+			"ycsbctl.metrics.startdelay=4", "ycsbctl.metrics.linger=3"),
 		flags: []string{"-P", "workloada", "--metrics-addr", coordMetrics}}
 	res := e.coordinator(t, r)
 	if res.code != 0 {
