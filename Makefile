@@ -18,7 +18,7 @@ build: ## build bin/ycsbctl
 demo: build ## the main job: load and run YCSB workload A on the embedded store, with live status
 	./scripts/demo.sh
 
-test-all: setup lint unit race integration ## everything CI runs: tool setup, lint, unit tests, race detector, integration tests against real servers (last)
+test-all: setup lint unit race integration cluster-test ## everything CI runs: tool setup, lint, unit tests, race detector, integration tests against real servers, then the cluster test (root)
 
 setup: ## install every test tool (JDK 17, Maven, tmux, Chromium, promtool, .venv, golangci-lint); fails if one cannot be
 	./scripts/ci-setup.sh
@@ -40,12 +40,14 @@ lint: ## gofmt, go vet (also the integration tests) and the pinned golangci-lint
 	@[ -x $(GOLANGCI) ] || { echo "$(GOLANGCI) missing: run make setup"; exit 1; }
 	$(GOLANGCI) run $(PKGS)
 	$(GOLANGCI) run --build-tags integration ./integration/
+	$(GOLANGCI) run --build-tags cluster ./integration/cluster/
 
 integration: build ## integration tests: starts Cassandra, HBase and FerretDB on 127.0.0.1 through integration/servers.sh
 	$(GO) test -count=1 -tags integration -timeout 80m -v ./integration/ 2>&1 | tee .integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|integration_test|servers.sh' ; exit $${PIPESTATUS[0]}
 
-cluster-test: build ## root only: 4 hosts as network namespaces with systemd and sshd (integration/cluster/cluster.sh); Ansible deploys the agents, a coordinator drives them over mTLS
-	$(GO) test -count=1 -tags cluster -timeout 30m -v ./integration/cluster/ 2>&1 | tee .cluster-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|cluster_test' ; exit $${PIPESTATUS[0]}
+cluster-test: build ## root only: 4 hosts (network namespaces, systemd, sshd), Ansible-deployed agents, a 3-node Cassandra cluster, faults; figures: grep cluster-figure: .cluster-test.log
+	./integration/servers.sh install cassandra
+	$(GO) test -count=1 -tags cluster -timeout 30m -v ./integration/cluster/ 2>&1 | tee .cluster-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:' ; exit $${PIPESTATUS[0]}
 
 bench: ## per-operation harness cost and end-to-end basic-DB throughput
 	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,16 ./internal/workload/ ./internal/generator/ ./internal/measurement/

@@ -2,7 +2,7 @@
 # Apache Cassandra 5.0.9 for the integration tests, run from Maven Central
 # jars on JDK 17 and bound to 127.0.0.1 only (recipe: shared/notes/cassandra.md).
 #
-#   cassandra.sh start|stop|status|endpoint
+#   cassandra.sh start|stop|status|endpoint|install
 #
 # Normally called through integration/servers.sh, which sets
 # $YCSBCTL_SERVERS_DIR. Layout under $YCSBCTL_SERVERS_DIR/cassandra/:
@@ -226,6 +226,12 @@ status)
 	fi
 	;;
 endpoint) endpoint ;;
+install)
+	# The jars only (the cluster test runs its own nodes from them).
+	lock
+	java="$(find_java17)" || die "no JDK 17 found; Cassandra $CASSANDRA_VERSION needs exactly JDK 17"
+	install_jars "$(cd "$(dirname "$java")/.." && pwd)"
+	;;
 *)
 	echo "usage: $0 start|stop|status|endpoint" >&2
 	exit 2

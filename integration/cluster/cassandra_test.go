@@ -1,0 +1,218 @@
+//go:build cluster
+
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+)
+
+// The Cassandra cluster: one node per host on h1..h3 (h4 keeps only an
+// agent), replication factor 3, QUORUM reads and writes (ycsbctl's
+// default). Heaps are small so that three nodes, four agents and the rest
+// of CI fit the 2-core machine.
+const (
+	dbNodes      = 3
+	cassHeap     = "512M"
+	cassRecords  = 10000
+	cassRunOps   = 20000
+	cassThreads  = 4 // per agent
+	nodeStartMax = 4 * time.Minute
+	// cassReadTimeout is the adapter's cassandra.readtimeoutmillis
+	// (default 12 s): how long a request may wait on a node that went away.
+	cassReadTimeout = 12 * time.Second
+)
+
+var seeds = addr(1) + "," + addr(2)
+
+func (e *env) cassLib() (string, error) {
+	dir := os.Getenv("YCSBCTL_SERVERS_DIR")
+	if dir == "" {
+		dir = filepath.Join(e.root, ".servers")
+	}
+	lib := filepath.Join(dir, "cassandra", "lib")
+	if b, err := os.ReadFile(filepath.Join(lib, ".complete")); err != nil || strings.TrimSpace(string(b)) != "5.0.9" {
+		return "", fmt.Errorf("no Cassandra 5.0.9 jars in %s: run `integration/servers.sh install cassandra`", lib)
+	}
+	return lib, nil
+}
+
+func (e *env) nodeScript(n int, args ...string) (string, error) {
+	return e.clusterErr(append([]string{"exec", fmt.Sprintf("h%d", n), "bash", filepath.Join(e.root, "integration/cluster/cassandra-node.sh")}, args...)...)
+}
+
+// waitNode polls until hN's node serves CQL on its own address.
+func (e *env) waitNode(n int, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		if _, err := e.nodeScript(n, "ready", addr(n)); err == nil {
+			return nil
+		}
+		st, _ := e.clusterErr("exec", fmt.Sprintf("h%d", n), "systemctl", "is-active", "cassandra")
+		if strings.TrimSpace(st) == "failed" || time.Now().After(deadline) {
+			log, _ := e.clusterErr("exec", fmt.Sprintf("h%d", n), "tail", "-n", "30", "/var/lib/ycsbctl-cassandra/logs/system.log")
+			return fmt.Errorf("h%d: Cassandra not serving after %s (unit %s):\n%s", n, limit, strings.TrimSpace(st), log)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// startCassandraCluster starts the seed h1, then h2 and h3 together (their
+// bootstrap streams nothing: the ring is empty), and waits until nodetool
+// on h1 sees three nodes Up and Normal. It runs beside other setup, so it
+// reports through its error instead of t.
+func startCassandraCluster(t *testing.T, e *env) error {
+	lib, err := e.cassLib()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if out, err := e.nodeScript(1, "install", addr(1), seeds, cassHeap, lib); err != nil {
+		return fmt.Errorf("h1: cassandra-node.sh install: %v\n%s", err, out)
+	}
+	if err := e.waitNode(1, nodeStartMax); err != nil {
+		return err
+	}
+	figure(t, "cassandra: seed h1 serving after %s", time.Since(start).Round(100*time.Millisecond))
+	for n := 2; n <= dbNodes; n++ {
+		if out, err := e.nodeScript(n, "install", addr(n), seeds, cassHeap, lib); err != nil {
+			return fmt.Errorf("h%d: cassandra-node.sh install: %v\n%s", n, err, out)
+		}
+	}
+	for n := 2; n <= dbNodes; n++ {
+		if err := e.waitNode(n, nodeStartMax); err != nil {
+			return err
+		}
+	}
+	if err := e.waitUN(time.Minute); err != nil {
+		return err
+	}
+	figure(t, "cassandra: %d nodes UN after %s (heap %s each)", dbNodes, time.Since(start).Round(100*time.Millisecond), cassHeap)
+	return nil
+}
+
+// waitUN waits until nodetool on h1 shows every node Up and Normal.
+func (e *env) waitUN(limit time.Duration) error {
+	var st string
+	var err error
+	for deadline := time.Now().Add(limit); ; {
+		if st, err = e.nodetool(1, "status"); err == nil && strings.Count(st, "\nUN ") == dbNodes {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nodetool status on h1 does not show %d nodes UN after %s: %v\n%s", dbNodes, limit, err, st)
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// nodetool runs Cassandra's nodetool inside hN against its local JMX port.
+func (e *env) nodetool(n int, args ...string) (string, error) {
+	lib, err := e.cassLib()
+	if err != nil {
+		return "", err
+	}
+	a := []string{"exec", fmt.Sprintf("h%d", n), "/usr/lib/jvm/java-17-openjdk-amd64/bin/java", "-Xmx128m",
+		"-Dlogback.configurationFile=/var/lib/ycsbctl-cassandra/logback.xml", "-Dcassandra.logdir=/tmp",
+		"@/var/lib/ycsbctl-cassandra/jvm17.options", "-cp", lib + "/*", "org.apache.cassandra.tools.NodeTool", "-h", "127.0.0.1", "-p", "7199"}
+	return e.clusterErr(append(a, args...)...)
+}
+
+func (e *env) cassHosts() string {
+	var h []string
+	for n := 1; n <= dbNodes; n++ {
+		h = append(h, addr(n))
+	}
+	return strings.Join(h, ",")
+}
+
+// countRows counts the table's rows at consistency ALL, so every replica
+// is asked.
+func (e *env) countRows(t testing.TB) int64 {
+	t.Helper()
+	cl := gocql.NewCluster(strings.Split(e.cassHosts(), ",")...)
+	cl.Consistency = gocql.All
+	cl.Timeout = 2 * time.Minute
+	cl.ConnectTimeout = 10 * time.Second
+	s, err := cl.CreateSession()
+	if err != nil {
+		t.Fatalf("gocql session: %v", err)
+	}
+	defer s.Close()
+	var n int64
+	// A node that has just come back may time the first full scan out
+	// while it warms up: a few tries, each logged.
+	for try := 1; ; try++ {
+		err := s.Query("SELECT count(*) FROM ycsb.usertable").Scan(&n)
+		if err == nil {
+			break
+		}
+		if try == 4 {
+			t.Fatalf("count(*) at ALL: %v", err)
+		}
+		t.Logf("count(*) at ALL, try %d: %v", try, err)
+		time.Sleep(5 * time.Second)
+	}
+	var repl map[string]string
+	if err := s.Query("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = 'ycsb'").Scan(&repl); err != nil {
+		t.Fatalf("keyspace replication: %v", err)
+	}
+	if repl["replication_factor"] != "3" {
+		t.Fatalf("keyspace ycsb replication %v, want replication_factor 3", repl)
+	}
+	return n
+}
+
+func (e *env) cassProps(extra ...string) []string {
+	return append([]string{"hosts=" + e.cassHosts(), "recordcount=" + fmt.Sprint(cassRecords), "threadcount=" + fmt.Sprint(cassThreads),
+		"status.interval=2"}, extra...)
+}
+
+// testCassandra: ycsbctl init creates the keyspace with RF 3, a
+// coordinator load of the whole key range split across the four agents,
+// then workload A, each with exact merged counts; the table holds exactly
+// the loaded rows.
+func testCassandra(t *testing.T, e *env) {
+	out, err := runOut(e.bin, "init", "cassandra", "-p", "hosts="+e.cassHosts(), "-p", "cassandra.replicationfactor=3")
+	if err != nil || !strings.Contains(out, "replication_factor 3") {
+		t.Fatalf("ycsbctl init cassandra: %v\n%s", err, out)
+	}
+	r := e.coordinator(t, coordinatorRun{phase: "load", db: "cassandra", results: filepath.Join(e.tmp, "cassandra-load"),
+		props: e.cassProps(), flags: []string{"-P", "workloada"}})
+	if r.code != 0 {
+		t.Fatalf("coordinator load cassandra: exit %d\n%s", r.code, r.out)
+	}
+	rj := r.bundle(t)
+	checkExact(t, rj, cassRecords)
+	if ok, failed, _ := returns(rj); ok != cassRecords || failed != 0 {
+		t.Fatalf("load: %d OK, %d failed", ok, failed)
+	}
+	logClock(t, "cassandra load", rj)
+	figure(t, "cassandra load: %d rows in %s, %.0f ops/s", cassRecords, r.elapsed.Round(100*time.Millisecond), rj.Summary.Throughput)
+	if n := e.countRows(t); n != cassRecords {
+		t.Fatalf("table holds %d rows after loading %d", n, cassRecords)
+	}
+
+	r = e.coordinator(t, coordinatorRun{phase: "run", db: "cassandra", results: filepath.Join(e.tmp, "cassandra-run"),
+		props: e.cassProps(fmt.Sprintf("operationcount=%d", cassRunOps)), flags: []string{"-P", "workloada"}})
+	if r.code != 0 {
+		t.Fatalf("coordinator run cassandra: exit %d\n%s", r.code, r.out)
+	}
+	rj = r.bundle(t)
+	checkExact(t, rj, cassRunOps)
+	ok, failed, by := returns(rj)
+	if ok != cassRunOps || failed != 0 || by["READ=OK"] == 0 || by["UPDATE=OK"] == 0 {
+		t.Fatalf("workload A: %d OK, %d failed: %v", ok, failed, by)
+	}
+	logClock(t, "cassandra run", rj)
+	figure(t, "cassandra workload A: %d ops in %s, %.0f ops/s, returns %v", cassRunOps, r.elapsed.Round(100*time.Millisecond), rj.Summary.Throughput, by)
+	if n := e.countRows(t); n != cassRecords {
+		t.Fatalf("table holds %d rows after workload A (no inserts), want %d", n, cassRecords)
+	}
+}
