@@ -13,11 +13,8 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +27,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ycsbctl/ycsbctl/internal/testutil/promserver"
 	"github.com/ycsbctl/ycsbctl/internal/testutil/tools"
 )
 
@@ -69,13 +67,6 @@ func (b *promRunBundle) operations() int64 {
 	return n
 }
 
-// prometheusProc is one prometheus server on 127.0.0.1, killed by PID at
-// the end of the test.
-type prometheusProc struct {
-	base string
-	log  *lineLog
-}
-
 // prometheusVersion returns the installed server's "major.minor".
 func prometheusVersion(t *testing.T, bin string) (string, int) {
 	out, err := exec.Command(bin, "--version").CombinedOutput()
@@ -85,109 +76,6 @@ func prometheusVersion(t *testing.T, bin string) (string, int) {
 	major, _ := strconv.Atoi(m[1])
 	minor, _ := strconv.Atoi(m[2])
 	return m[1] + "." + m[2], major*100 + minor
-}
-
-func startPrometheus(t *testing.T, bin, config string, port int, flags ...string) *prometheusProc {
-	t.Helper()
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	args := append([]string{"--config.file=" + config, "--storage.tsdb.path=" + t.TempDir(),
-		"--web.listen-address=" + addr, "--log.level=warn"}, flags...)
-	cmd := exec.Command(bin, args...)
-	p := &prometheusProc{base: "http://" + addr, log: &lineLog{}}
-	cmd.Stdout, cmd.Stderr = p.log, p.log
-	require.NoError(t, cmd.Start())
-	pid := cmd.Process.Pid
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		// The server is this test's child: end it by its own PID, never by
-		// name.
-		if proc, err := os.FindProcess(pid); err == nil {
-			_ = proc.Kill()
-		}
-		<-exited
-	})
-	deadline := time.Now().Add(time.Minute)
-	for {
-		resp, err := http.Get(p.base + "/-/ready")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		select {
-		case <-exited:
-			t.Fatalf("prometheus %v exited:\n%s", args, p.log.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prometheus on %s not ready after a minute:\n%s", addr, p.log.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-type promSample struct {
-	ts float64
-	v  float64
-}
-
-type promSeries struct {
-	labels  map[string]string
-	samples []promSample
-}
-
-// query runs an instant query at ts (Unix seconds, millisecond precision)
-// and returns the vector or matrix it gave.
-func (p *prometheusProc) query(t *testing.T, q string, ts float64) []promSeries {
-	t.Helper()
-	v := url.Values{"query": {q}, "time": {strconv.FormatFloat(ts, 'f', 3, 64)}}
-	resp, err := http.Get(p.base + "/api/v1/query?" + v.Encode())
-	require.NoError(t, err)
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	var r struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			ResultType string `json:"resultType"`
-			Result     []struct {
-				Metric map[string]string `json:"metric"`
-				Value  []any             `json:"value"`
-				Values [][]any           `json:"values"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	require.NoError(t, json.Unmarshal(body, &r), "%s", body)
-	require.Equal(t, "success", r.Status, "query %s: %s", q, r.Error)
-	conv := func(pair []any) promSample {
-		f, err := strconv.ParseFloat(pair[1].(string), 64)
-		require.NoError(t, err)
-		return promSample{ts: pair[0].(float64), v: f}
-	}
-	var out []promSeries
-	for _, res := range r.Data.Result {
-		s := promSeries{labels: res.Metric}
-		if res.Value != nil {
-			s.samples = append(s.samples, conv(res.Value))
-		}
-		for _, pair := range res.Values {
-			s.samples = append(s.samples, conv(pair))
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// scalar runs a query that must return exactly one sample.
-func (p *prometheusProc) scalar(t *testing.T, q string, ts float64) float64 {
-	t.Helper()
-	res := p.query(t, q, ts)
-	require.Len(t, res, 1, "query %s at %.3f", q, ts)
-	require.Len(t, res[0].samples, 1, "query %s", q)
-	return res[0].samples[0].v
 }
 
 // generatePrometheusConfig runs the playbook that writes the Prometheus
@@ -244,10 +132,10 @@ func TestPrometheusAddsUp(t *testing.T) {
 	if v < 308 {
 		nativeFlags = []string{"--enable-feature=native-histograms"}
 	}
-	prom := startPrometheus(t, promBin, config, ports[5], nativeFlags...)
+	prom := promserver.Start(t, promBin, config, net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[5])), nativeFlags...)
 	classic := prom
 	if v < 245 {
-		classic = startPrometheus(t, promBin, config, ports[6])
+		classic = promserver.Start(t, promBin, config, net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[6])))
 	}
 
 	// The agents' endpoints are up (and idle) before the run: let both
@@ -306,30 +194,27 @@ func readPromBundle(t *testing.T, dir string) *promRunBundle {
 // checkPrometheusJob compares what prom (and classic, the server holding
 // the classic buckets) stored of job's run b with b itself. before is a
 // time before the run started.
-func checkPrometheusJob(t *testing.T, prom, classic *prometheusProc, job string, b *promRunBundle, before float64) {
+func checkPrometheusJob(t *testing.T, prom, classic *promserver.Server, job string, b *promRunBundle, before float64) {
 	total := b.operations()
 	now := float64(time.Now().UnixMilli()) / 1000
 	window := fmt.Sprintf("%ds", int(math.Ceil(now-before))+2)
 	sel := fmt.Sprintf(`ycsbctl_operations_total{job=%q,run_id=%q}`, job, b.RunID)
 	// Every sample of every operation series over the run, raw.
-	series := prom.query(t, sel+"["+window+"]", now)
+	series := prom.Query(t, sel+"["+window+"]", now)
 	require.NotEmpty(t, series, "no %s series", job)
-	lastByInstance := map[string]float64{}
 	byOp := map[string]map[string]float64{}
 	for _, s := range series {
-		require.NotEmpty(t, s.samples)
-		first, last := s.samples[0], s.samples[len(s.samples)-1]
+		require.NotEmpty(t, s.Samples)
+		first, last := s.Samples[0], s.Samples[len(s.Samples)-1]
 		// The zeros were scraped before the first operation: a
 		// series first seen above zero is what made increase()
 		// miss thousands of operations.
-		assert.Zero(t, first.v, "%v: first scraped at %v, not at 0", s.labels, first.v)
-		inst := s.labels["instance"]
-		lastByInstance[inst] = max(lastByInstance[inst], last.ts)
-		op, st := s.labels["op"], s.labels["status"]
+		assert.Zero(t, first.V, "%v: first scraped at %v, not at 0", s.Labels, first.V)
+		op, st := s.Labels["op"], s.Labels["status"]
 		if byOp[op] == nil {
 			byOp[op] = map[string]float64{}
 		}
-		byOp[op][st] += last.v
+		byOp[op][st] += last.V
 	}
 	// The last scraped values are the final ones: per op and
 	// status exactly run.json's returns.
@@ -338,29 +223,17 @@ func checkPrometheusJob(t *testing.T, prom, classic *prometheusProc, job string,
 			assert.Equal(t, float64(n), byOp[op][st], "%s: last scraped %s %s", job, op, st)
 		}
 	}
-	// increase() exactly: Prometheus computes (last - first) and
-	// scales it by how far the range reaches past the samples. The
-	// first sample is 0, so it does not extrapolate back before
-	// it (it never extrapolates a counter below zero); evaluated
-	// at the instant of the instance's own last scrape, there is
-	// nothing to extrapolate forward either. So each instance's
-	// sum(increase()) over a range reaching back before the run is
-	// evaluated at its own last scrape, and the instances added.
-	var sum float64
-	for inst, ts := range lastByInstance {
-		q := fmt.Sprintf(`sum(increase(ycsbctl_operations_total{job=%q,run_id=%q,instance=%q}[%s]))`, job, b.RunID, inst, window)
-		got := prom.scalar(t, q, ts)
-		t.Logf("%s at %.3f: %v", q, ts, got)
-		sum += got
-	}
+	// increase() exactly, over a range reaching back before the run.
+	sum, instances := prom.ExactIncrease(t, "ycsbctl_operations_total", fmt.Sprintf(`job=%q,run_id=%q`, job, b.RunID), window, series)
+	t.Logf("%s: sum(increase(ycsbctl_operations_total)) %v over %d instances", job, sum, instances)
 	assert.Equal(t, float64(total), sum, "%s: sum(increase(ycsbctl_operations_total)) over the run", job)
-	assert.Equal(t, float64(total), prom.scalar(t, fmt.Sprintf(`sum(max_over_time(%s[%s]))`, sel, window), now), "%s: final values", job)
+	assert.Equal(t, float64(total), prom.Scalar(t, fmt.Sprintf(`sum(max_over_time(%s[%s]))`, sel, window), now), "%s: final values", job)
 
 	// p99 from the native histograms against the merged HDR p99.
 	exact := b.p99("READ")
 	require.False(t, math.IsNaN(exact), "run.json has no READ p99")
 	hsel := fmt.Sprintf(`ycsbctl_operation_duration_seconds{job=%q,run_id=%q,op="READ",kind="service",outcome="ok"}`, job, b.RunID)
-	native := prom.scalar(t, fmt.Sprintf(`histogram_quantile(0.99, sum(rate(%s[%s])))`, hsel, window), now)
+	native := prom.Scalar(t, fmt.Sprintf(`histogram_quantile(0.99, sum(rate(%s[%s])))`, hsel, window), now)
 	t.Logf("%s: READ p99 native %.3f ms, merged HDR %.3f ms (%+.1f%%)", job, native*1e3, exact*1e3, 100*(native-exact)/exact)
 	assert.InDelta(t, exact, native, 0.05*exact, "native histogram_quantile(0.99) within 5%% of the merged p99")
 
@@ -368,11 +241,11 @@ func checkPrometheusJob(t *testing.T, prom, classic *prometheusProc, job string,
 	if classic != prom {
 		// The classic server scraped on its own schedule: it must hold
 		// the whole run too, or its quantile is over part of it.
-		got := classic.scalar(t, fmt.Sprintf(`sum(max_over_time(%s[%s]))`, sel, window), now)
-		failed := classic.query(t, fmt.Sprintf(`count_over_time((up{job=%q} == 0)[%s:1s])`, job, window), now)
+		got := classic.Scalar(t, fmt.Sprintf(`sum(max_over_time(%s[%s]))`, sel, window), now)
+		failed := classic.Query(t, fmt.Sprintf(`count_over_time((up{job=%q} == 0)[%s:1s])`, job, window), now)
 		assert.Equal(t, float64(total), got, "%s: final values on the classic server (failed scrapes: %v)", job, failed)
 	}
-	cl := classic.scalar(t, fmt.Sprintf(`histogram_quantile(0.99, sum by (le) (rate(%s[%s])))`, csel, window), now)
+	cl := classic.Scalar(t, fmt.Sprintf(`histogram_quantile(0.99, sum by (le) (rate(%s[%s])))`, csel, window), now)
 	t.Logf("%s: READ p99 classic %.3f ms, merged HDR %.3f ms (%+.1f%%)", job, cl*1e3, exact*1e3, 100*(cl-exact)/exact)
 	// Classic buckets are up to 25 % wide here (E12): interpolation keeps
 	// smooth distributions within ~5 % (TestClassicQuantileAccuracy); a
