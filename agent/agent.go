@@ -211,8 +211,10 @@ func (s *server) Ping(ctx context.Context, req *pb.PingRequest) (*pb.PingRespons
 	resp := &pb.PingResponse{AgentReceiveUnixNs: recv, Version: s.self.Version, Protocol: s.self.Protocol, Hostname: s.hostname}
 	s.mu.Lock()
 	if r := s.current; r != nil {
-		resp.BusyRun, resp.BusyCoordinator = r.id, r.coordinator
+		resp.BusyRun, resp.BusyCoordinator, resp.BusyEnding = r.id, r.coordinator, r.ending.Load()
+		resp.BusySilentNs = r.clk.Nanotime() - r.lastHeard.Load()
 	}
+	resp.LeaseNs = int64(s.cfg.Lease)
 	s.mu.Unlock()
 	resp.AgentSendUnixNs = s.clk.Now().UnixNano()
 	return resp, nil
@@ -267,23 +269,10 @@ func (s *server) Session(stream pb.Agent_SessionServer) error {
 	if hello.RunId == "" {
 		return status.Error(codes.InvalidArgument, "Hello without a run id")
 	}
-	s.mu.Lock()
-	r := s.current
-	switch {
-	case hello.Resume && (r == nil || r.id != hello.RunId):
-		s.mu.Unlock()
-		return status.Errorf(codes.NotFound, "no run %s on this agent (it was released, its %s lease expired, or the agent restarted)", hello.RunId, s.cfg.Lease)
-	case !hello.Resume && r != nil:
-		s.mu.Unlock()
-		return status.Errorf(codes.FailedPrecondition, "busy: running run %s for %s", r.id, r.coordinator)
-	case !hello.Resume:
-		r = newRun(s, hello)
-		s.current = r
-		s.cfg.Logf("run %s: accepted from %s as agent %d", r.id, r.coordinator, r.index)
-	default:
-		s.cfg.Logf("run %s: coordinator re-attached", r.id)
+	r, err := s.admit(stream.Context(), hello)
+	if err != nil {
+		return err
 	}
-	s.mu.Unlock()
 	r.touch()
 
 	sess := newSession(stream)
@@ -330,6 +319,61 @@ func (s *server) Session(stream pb.Agent_SessionServer) error {
 			}
 		}
 	}
+}
+
+// endingWait bounds how long a Hello waits for a run that is already
+// ending (finishing in-flight requests, closing its database). It stays
+// under the coordinator's 5 s limit for a Hello's reply.
+const endingWait = 3 * time.Second
+
+// admit decides what a Hello gets: a new run, the run it resumes, or a
+// refusal. A run that is already ending is waited for, within endingWait,
+// rather than refused: a coordinator that starts right after the previous
+// one released its agents finds them free, and one resuming a run that
+// was just released learns that it is gone.
+func (s *server) admit(ctx context.Context, hello *pb.Hello) (*heldRun, error) {
+	var waited *heldRun
+	for {
+		s.mu.Lock()
+		r := s.current
+		if r != nil && r.ending.Load() && r != waited {
+			s.mu.Unlock()
+			waited = r
+			t := time.NewTimer(endingWait)
+			select {
+			case <-r.freed:
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return nil, status.FromContextError(ctx.Err()).Err()
+			}
+			t.Stop()
+			continue
+		}
+		r, err := s.admitLocked(hello, r)
+		s.mu.Unlock()
+		return r, err
+	}
+}
+
+// admitLocked is admit's decision once no ending run is left to wait
+// for; s.mu is held.
+func (s *server) admitLocked(hello *pb.Hello, r *heldRun) (*heldRun, error) {
+	switch {
+	case hello.Resume && (r == nil || r.id != hello.RunId || r.ending.Load()):
+		return nil, status.Errorf(codes.NotFound, "no run %s on this agent (it was released, its %s lease expired, or the agent restarted)", hello.RunId, s.cfg.Lease)
+	case !hello.Resume && r != nil && r.ending.Load():
+		return nil, status.Errorf(codes.FailedPrecondition, "busy: still ending run %s for %s (finishing in-flight requests and closing its database after %s)", r.id, r.coordinator, endingWait)
+	case !hello.Resume && r != nil:
+		return nil, status.Errorf(codes.FailedPrecondition, "busy: running run %s for %s", r.id, r.coordinator)
+	case !hello.Resume:
+		r = newRun(s, hello)
+		s.current = r
+		s.cfg.Logf("run %s: accepted from %s as agent %d", r.id, r.coordinator, r.index)
+	default:
+		s.cfg.Logf("run %s: coordinator re-attached", r.id)
+	}
+	return r, nil
 }
 
 func errString(err error) string {

@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ycsbctl/ycsbctl/internal/testutil/slowclose"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
@@ -265,5 +269,65 @@ func TestLeaseExpiryStopsLoad(t *testing.T) {
 	send(t, st, &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Hello{Hello: &pb.Hello{Version: version.Version, Protocol: version.Protocol, RunId: "run-l", Resume: true}}})
 	if _, err := st.Recv(); err == nil || !strings.Contains(err.Error(), "no run run-l") {
 		t.Fatalf("resume after expiry: %v", err)
+	}
+}
+
+// prepareSlowClose prepares the run on st with the slow-closing test adapter.
+func prepareSlowClose(t *testing.T, st pb.Agent_SessionClient, closeMs string) {
+	t.Helper()
+	send(t, st, &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Prepare{Prepare: &pb.Prepare{Db: slowclose.Name, Phase: pb.Phase_PHASE_LOAD,
+		Properties: map[string]string{slowclose.PropCloseMs: closeMs, "recordcount": "10"}, AgentCount: 1}}})
+	for {
+		m, err := st.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := m.GetFailed(); f != nil {
+			t.Fatalf("prepare failed: %s", f.Reason)
+		}
+		if m.GetPrepared() != nil {
+			return
+		}
+	}
+}
+
+// A released run that is still closing its database is reported as
+// ending; a new Hello meanwhile waits for it and is then accepted, and a
+// resume of the ending run is told it is gone rather than re-attached.
+func TestHelloWaitsForEndingRun(t *testing.T) {
+	c := dial(t, serve(t, Config{Lease: 5 * time.Second}))
+	st, _ := c.session(context.Background(), "run-a", false)
+	prepareSlowClose(t, st, "800")
+	p, err := c.cli.Ping(context.Background(), &pb.PingRequest{})
+	if err != nil || p.BusyRun != "run-a" || p.BusyEnding || p.LeaseNs != int64(5*time.Second) {
+		t.Fatalf("held run: %+v %v", p, err)
+	}
+	send(t, st, &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Release{Release: &pb.Release{}}})
+	for p.BusyRun == "run-a" && !p.BusyEnding {
+		if p, err = c.cli.Ping(context.Background(), &pb.PingRequest{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !p.BusyEnding {
+		t.Fatalf("the released run was never reported ending: %+v", p)
+	}
+
+	// Resume of the ending run: gone.
+	rs, err := c.cli.Session(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, rs, &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Hello{Hello: &pb.Hello{Version: version.Version, Protocol: version.Protocol, RunId: "run-a", Resume: true}}})
+	if _, err := rs.Recv(); status.Code(err) != codes.NotFound {
+		t.Fatalf("resume of an ending run: %v", err)
+	}
+	// A new run: accepted once the old one is freed, not refused.
+	start := time.Now()
+	_, hello := c.session(context.Background(), "run-b", false)
+	if hello.State != pb.RunState_RUN_STATE_IDLE || c.busy() != "run-b" {
+		t.Fatalf("new run after an ending one: state %v, busy %q", hello.State, c.busy())
+	}
+	if d := time.Since(start); d > endingWait {
+		t.Fatalf("the new run waited %s, more than %s", d, endingWait)
 	}
 }

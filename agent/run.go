@@ -33,6 +33,12 @@ type heldRun struct {
 	cancel context.CancelFunc
 
 	lastHeard atomic.Int64 // clk.Nanotime of the last coordinator message
+	// ending is set once the run is over (released, or its lease ran out)
+	// while it still finishes in-flight requests and closes its database;
+	// freed is closed when the agent no longer holds it. A new coordinator
+	// waits for an ending run instead of being refused as busy.
+	ending    atomic.Bool
+	freed     chan struct{}
 	warmupOps atomic.Int64
 	lagNs     atomic.Int64
 	limitSet  atomic.Bool
@@ -68,7 +74,7 @@ type heldRun struct {
 func newRun(s *server, h *pb.Hello) *heldRun {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &heldRun{srv: s, clk: s.clk, id: h.RunId, coordinator: h.Coordinator, index: h.AgentIndex,
-		ctx: ctx, cancel: cancel, state: pb.RunState_RUN_STATE_IDLE, pending: map[int64]*pb.AgentMsg{}}
+		ctx: ctx, cancel: cancel, state: pb.RunState_RUN_STATE_IDLE, pending: map[int64]*pb.AgentMsg{}, freed: make(chan struct{})}
 	r.touch()
 	s.runs.Add(1)
 	go r.watchLease()
@@ -174,6 +180,7 @@ func (r *heldRun) end(reason string, abort bool) {
 		return
 	}
 	r.done = true
+	r.ending.Store(true)
 	p := r.prepared
 	state := r.state
 	if r.sess != nil {
@@ -206,6 +213,7 @@ func (r *heldRun) end(reason string, abort bool) {
 		}
 	}
 	r.srv.drop(r)
+	close(r.freed)
 	if abort && state == pb.RunState_RUN_STATE_RUNNING {
 		r.logf("load stopped")
 	}

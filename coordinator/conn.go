@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -51,28 +53,66 @@ type conn struct {
 	out chan *pb.CoordinatorMsg
 	// kill ends the current stream.
 	kill context.CancelFunc
-	// releasing: the run is over; do not re-dial when the stream ends.
+	// releasing: the run is over. From then on the loop re-attaches only
+	// to deliver the Release, until released: the agent confirmed it
+	// (closed the stream after receiving it) or said the run is gone.
+	// An agent that never gets its Release holds the run until its lease
+	// runs out, and refuses the next coordinator meanwhile.
 	releasing bool
+	released  bool
+	// accepted: the agent answered a Hello, so it holds the run.
+	accepted bool
+	// loopDone is closed when loop returns.
+	loopDone chan struct{}
 }
 
-// release sends Release on the current stream, if any, and stops the
-// loop from re-dialing once the agent closes it.
+func newConn(idx int, addr string, cc *grpc.ClientConn, hello *pb.Hello, events chan<- event, done <-chan struct{}) *conn {
+	return &conn{idx: idx, addr: addr, cc: cc, cli: pb.NewAgentClient(cc), hello: hello, events: events, done: done,
+		loopDone: make(chan struct{})}
+}
+
+// release sends Release on the current stream. Without one (the stream
+// broke and the loop is re-dialing), or with its queue full, the loop
+// delivers it on the next stream it attaches.
 func (a *conn) release() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.releasing = true
 	if a.out != nil {
 		select {
-		case a.out <- &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Release{Release: &pb.Release{}}}:
+		case a.out <- releaseMsg():
 		default:
+			a.kill()
 		}
 	}
+}
+
+func releaseMsg() *pb.CoordinatorMsg {
+	return &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Release{Release: &pb.Release{}}}
 }
 
 func (a *conn) isReleasing() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.releasing
+}
+
+func (a *conn) isReleased() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.released
+}
+
+func (a *conn) wasAccepted() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.accepted
+}
+
+func (a *conn) setReleased() {
+	a.mu.Lock()
+	a.released = true
+	a.mu.Unlock()
 }
 
 // send queues m on the current stream. It returns false when no stream
@@ -112,20 +152,28 @@ func permanent(err error) bool {
 	return false
 }
 
-// loop keeps a session to the agent until ctx is done.
+// loop keeps a session to the agent until ctx is done, or until the
+// agent has confirmed its Release.
 func (a *conn) loop(ctx context.Context) {
+	defer close(a.loopDone)
 	attached := false
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		ok, err := a.session(ctx, attached)
-		if ctx.Err() != nil || a.isReleasing() {
+		if ctx.Err() != nil {
 			return
 		}
 		if ok {
 			attached = true
 			backoff = 100 * time.Millisecond
 		}
-		if !attached || permanent(err) {
+		if a.isReleasing() {
+			// An agent that never accepted the run holds nothing; one that
+			// did is re-attached until it confirms the Release.
+			if !attached || a.isReleased() || permanent(err) {
+				return
+			}
+		} else if !attached || permanent(err) {
 			a.emit(event{kind: evGone, err: err})
 			return
 		}
@@ -156,12 +204,12 @@ func (a *conn) session(ctx context.Context, resume bool) (ok bool, err error) {
 	h.Resume = resume
 	if err := stream.Send(&pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Hello{Hello: h}}); err != nil {
 		est.Stop()
-		return false, recvErr(stream, err)
+		return false, a.noteGone(recvErr(stream, err))
 	}
 	first, err := stream.Recv()
 	est.Stop()
 	if err != nil {
-		return false, err
+		return false, a.noteGone(err)
 	}
 	reply := first.GetHello()
 	if reply == nil {
@@ -169,11 +217,11 @@ func (a *conn) session(ctx context.Context, resume bool) (ok bool, err error) {
 	}
 	out := make(chan *pb.CoordinatorMsg, 1024)
 	a.mu.Lock()
-	a.out, a.kill = out, cancel
+	a.out, a.kill, a.accepted = out, cancel, true
 	if a.releasing {
-		// release() came while this stream was being set up and had
-		// nowhere to send its Release.
-		out <- &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Release{Release: &pb.Release{}}}
+		// release() came while this stream was being set up, or before
+		// it, and had nowhere to send its Release.
+		out <- releaseMsg()
 	}
 	a.mu.Unlock()
 	defer func() {
@@ -186,6 +234,7 @@ func (a *conn) session(ctx context.Context, resume bool) (ok bool, err error) {
 	// The sender runs before the attach is reported: if the coordinator
 	// loop has already ended (another agent failed first), the Release
 	// that release() queued must still go out.
+	var releaseSent atomic.Bool
 	go func() {
 		for {
 			select {
@@ -196,34 +245,56 @@ func (a *conn) session(ctx context.Context, resume bool) (ok bool, err error) {
 					cancel()
 					return
 				}
+				if m.GetRelease() != nil {
+					releaseSent.Store(true)
+				}
 			}
 		}
 	}()
+	// The agent answers a Release by ending the run and then closing the
+	// stream cleanly (io.EOF here): that is the confirmation.
+	confirm := func(err error) error {
+		if errors.Is(err, io.EOF) && releaseSent.Load() {
+			a.setReleased()
+		}
+		return err
+	}
 	if !a.emit(event{kind: evAttached, hello: reply, resume: resume}) {
-		return true, drain(stream)
+		return true, confirm(drain(stream))
 	}
 	for {
 		m, err := stream.Recv()
 		if err != nil {
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && !a.isReleasing() {
 				a.emit(event{kind: evDetached, err: err})
 			}
-			return true, err
+			return true, confirm(err)
 		}
 		if !a.emit(event{kind: evMsg, msg: m}) {
-			return true, drain(stream)
+			return true, confirm(drain(stream))
 		}
 	}
+}
+
+// noteGone records that an agent asked to resume a run after the run was
+// over says it no longer holds it: its Release is moot.
+func (a *conn) noteGone(err error) error {
+	if status.Code(err) == codes.NotFound && a.isReleasing() {
+		a.setReleased()
+	}
+	return err
 }
 
 // drain keeps a stream open after the coordinator loop has ended, until
 // the agent closes it in answer to the queued Release or the connection's
 // context is canceled: returning at once would cancel the stream before
 // the Release was sent, and leave the agent busy until its lease runs out.
+// It returns the error that ended the stream (io.EOF when the agent
+// closed it).
 func drain(stream grpc.BidiStreamingClient[pb.CoordinatorMsg, pb.AgentMsg]) error {
 	for {
 		if _, err := stream.Recv(); err != nil {
-			return context.Canceled
+			return err
 		}
 	}
 }

@@ -227,7 +227,7 @@ func (c *Coordinator) execute(ctx context.Context) (*run.Outcome, error) {
 			return nil, exitcode.Wrap(exitcode.Failure, fmt.Errorf("agent %d (%s): %w", i, addr, err))
 		}
 		h := &pb.Hello{Version: c.self.Version, Protocol: c.self.Protocol, RunId: c.runID, Coordinator: name, AgentIndex: int32(i)}
-		a.conn = &conn{idx: i, addr: addr, cc: cc, cli: pb.NewAgentClient(cc), hello: h, events: c.events, done: c.done}
+		a.conn = newConn(i, addr, cc, h, c.events, c.done)
 		defer func() { _ = cc.Close() }()
 		wg.Add(1)
 		go func() {
@@ -275,17 +275,48 @@ func (c *Coordinator) execute(ctx context.Context) (*run.Outcome, error) {
 	c.prepDeadline = c.clk.Nanotime() + int64(s.PrepareTimeout)
 	out, err := c.loop(ctx)
 
-	// Release every agent we can still reach, let the Release go out,
-	// then tear the connections down. Agents we cannot reach stop by
-	// themselves when their lease runs out.
+	c.releaseAgents()
+	cancelConns()
+	loops.Wait()
+	return out, err
+}
+
+// releaseWait bounds how long the coordinator waits, after the run, for
+// its agents to confirm their Release.
+const releaseWait = 10 * time.Second
+
+// releaseAgents releases every agent and waits, within releaseWait, until
+// each one that still takes part in the run has confirmed it: an agent
+// confirms once it has ended the run (workers gone, database closed), so
+// the next coordinator finds it free. Agents declared lost or gone are
+// released if they can be reached but not waited for: they stop by
+// themselves when their lease runs out. The coordinator loop has ended,
+// so the agents' state is ours to read.
+func (c *Coordinator) releaseAgents() {
 	for _, a := range c.agents {
 		a.conn.release()
 	}
 	close(c.done)
-	waitTimeout(&loops, 2*time.Second, cancelConns)
-	cancelConns()
-	loops.Wait()
-	return out, err
+	deadline := time.NewTimer(releaseWait)
+	defer deadline.Stop()
+	var unconfirmed []string
+	for _, a := range c.agents {
+		if a.lost || a.gone {
+			continue
+		}
+		select {
+		case <-a.conn.loopDone:
+		case <-deadline.C:
+			deadline.Reset(0)
+		}
+		if a.conn.wasAccepted() && !a.conn.isReleased() {
+			unconfirmed = append(unconfirmed, fmt.Sprintf("agent %d (%s)", a.idx, a.addr))
+		}
+	}
+	if len(unconfirmed) > 0 {
+		c.logf("%s did not confirm the end of run %s within %s; an agent that missed its Release ends the run by itself when its lease runs out",
+			strings.Join(unconfirmed, ", "), c.runID, releaseWait)
+	}
 }
 
 // spoolHeader describes the run for a spool, enough to rebuild its bundle
@@ -297,16 +328,6 @@ func (c *Coordinator) spoolHeader() *spoolHeader {
 		h.Agents = append(h.Agents, spoolAgent{Address: a.addr, Hostname: a.hostname, Version: a.version, OffsetNs: int64(a.offset), RTTNs: int64(a.rtt)})
 	}
 	return h
-}
-
-func waitTimeout(wg *sync.WaitGroup, d time.Duration, then func()) {
-	ch := make(chan struct{})
-	go func() { wg.Wait(); close(ch) }()
-	select {
-	case <-ch:
-	case <-time.After(d):
-		then()
-	}
 }
 
 func coordinatorName() string {
@@ -322,6 +343,22 @@ func isLoopbackHost(h string) bool {
 // probe pings an agent: identity, busy state, clock offset.
 func (c *Coordinator) probe(ctx context.Context, a *agentRun) error {
 	off, rtt, resp, err := probeClock(ctx, a.conn.cli, c.clk, pingSamples)
+	// An agent still ending its previous run (released, or its lease ran
+	// out: it is letting in-flight requests finish and closing its
+	// database) is free in a moment: wait for it, within a bound, rather
+	// than refuse. A run that is not ending belongs to a live coordinator,
+	// or to one that died and whose lease has not yet run out: refused.
+	for waited := time.Duration(0); err == nil && resp.BusyRun != "" && resp.BusyEnding && waited < endingWait; waited += endingPoll {
+		if waited == 0 {
+			c.logf("agent %d (%s) is still ending run %s; waiting up to %s", a.idx, a.addr, resp.BusyRun, endingWait)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("agent %d (%s): interrupted while it was ending run %s", a.idx, a.addr, resp.BusyRun)
+		case <-time.After(endingPoll):
+		}
+		off, rtt, resp, err = probeClock(ctx, a.conn.cli, c.clk, pingSamples)
+	}
 	if err != nil {
 		msg := describeRPCError(err)
 		if st, _ := status.FromError(err); c.s.TLS.Enabled() && st.Code() == codes.Unavailable && !strings.Contains(msg, "TLS") && !strings.Contains(msg, "connection refused") {
@@ -337,7 +374,7 @@ func (c *Coordinator) probe(ctx context.Context, a *agentRun) error {
 		return fmt.Errorf("agent %d (%s): %v", a.idx, a.addr, transport.VersionMismatch(c.self, peer))
 	}
 	if resp.BusyRun != "" {
-		return fmt.Errorf("agent %d (%s): busy: running run %s for %s", a.idx, a.addr, resp.BusyRun, resp.BusyCoordinator)
+		return fmt.Errorf("agent %d (%s): %s", a.idx, a.addr, busyReason(resp))
 	}
 	a.offset, a.rtt = off, rtt
 	if lim := c.s.MaxClockOffset; lim > 0 && (off > lim || off < -lim) {
@@ -348,6 +385,28 @@ func (c *Coordinator) probe(ctx context.Context, a *agentRun) error {
 		return fmt.Errorf("agent %d (%s): its clock is %s %s the coordinator's (limit %s): synchronise clocks (NTP/chrony) or raise the clock-offset limit", a.idx, a.addr, fmtDur(abs(off)), dir, lim)
 	}
 	return nil
+}
+
+// endingWait bounds the wait for an agent that is ending its previous
+// run; endingPoll is how often it is asked again.
+const (
+	endingWait = 30 * time.Second
+	endingPoll = 200 * time.Millisecond
+)
+
+// busyReason says why a busy agent refuses, and when it will be free if
+// its coordinator is gone.
+func busyReason(resp *pb.PingResponse) string {
+	if resp.BusyEnding {
+		return fmt.Sprintf("busy: still ending run %s for %s after %s (finishing in-flight requests and closing its database)", resp.BusyRun, resp.BusyCoordinator, endingWait)
+	}
+	msg := fmt.Sprintf("busy: running run %s for %s", resp.BusyRun, resp.BusyCoordinator)
+	if resp.LeaseNs > 0 {
+		silent, lease := time.Duration(resp.BusySilentNs), time.Duration(resp.LeaseNs)
+		msg += fmt.Sprintf(" (its coordinator silent for %s; the agent ends the run by itself after %s of silence)",
+			silent.Round(time.Millisecond), lease)
+	}
+	return msg
 }
 
 func abs(d time.Duration) time.Duration {

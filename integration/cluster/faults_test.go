@@ -139,9 +139,9 @@ func (e *env) agentLeaseAbort(t testing.TB, n int, since time.Time, limit time.D
 }
 
 // waitAgentsFree waits until every agent's journal says run id is over
-// on it (released, or its aborted load stopped), so that the next
-// coordinator finds no agent busy. An agent whose coordinator went away
-// without releasing it holds the run until its lease runs out.
+// on it (released, or its aborted load stopped). An agent whose
+// coordinator went away without releasing it holds the run until its
+// lease runs out; once it is ending, the next coordinator waits for it.
 func (e *env) waitAgentsFree(t testing.TB, runID string, since time.Time, limit time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
@@ -159,42 +159,24 @@ func (e *env) waitAgentsFree(t testing.TB, runID string, since time.Time, limit 
 			time.Sleep(250 * time.Millisecond)
 		}
 	}
-	// The release is logged just before the agent drops the run.
-	time.Sleep(time.Second)
 	return time.Since(start)
 }
 
 // startRun starts a fault run and waits until its load runs, then for d
-// more. An agent still busy with the previous run (it holds a run its
-// coordinator did not release until its lease runs out) refuses the new
-// one: that is retried, for at most the lease and the client timeout, and
-// the wait logged.
+// more. Every run before it was released (its coordinator waits for the
+// agents to confirm) or is ending (the coordinator waits for that), so no
+// agent may refuse it as busy.
 func (e *env) startRun(t testing.TB, r coordinatorRun, d time.Duration) (*liveRun, time.Time) {
 	t.Helper()
-	start := time.Now()
-	for {
-		l := e.startCoordinator(t, r)
-		for ended := false; !ended && !strings.Contains(l.output(), "Starting test on"); {
-			select {
-			case <-l.done:
-				ended = true
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-		select {
-		case <-l.done:
-			if strings.Contains(l.output(), ": busy: running run") && time.Since(start) < agentLease+cassReadTimeout+10*time.Second {
-				time.Sleep(time.Second)
-				continue
-			}
-		default:
-		}
-		if w := time.Since(start); w > 2*time.Second {
-			figure(t, "an agent was still busy with the previous run: the next one started %s later", w.Round(100*time.Millisecond))
-		}
-		return l, l.waitStarted(t, d)
+	l := e.startCoordinator(t, r)
+	at := l.waitStarted(t, d)
+	for _, m := range endingLine.FindAllString(l.output(), -1) {
+		figure(t, "%s: the next coordinator waited for it", m)
 	}
+	return l, at
 }
+
+var endingLine = regexp.MustCompile(`agent \d+ \(\S+\) is still ending run \S+`)
 
 func testFaults(t *testing.T, e *env) {
 	t.Run("latency", func(t *testing.T) { testLatency(t, e) })
@@ -387,7 +369,7 @@ func testCoordinatorKilled(t *testing.T, e *env) {
 		t.Fatalf("no run id in the coordinator's output:\n%s", l.output())
 	}
 	e.waitAgentsFree(t, runID, killed, agentLease+cassReadTimeout+10*time.Second)
-	figure(t, "coordinator-killed: every agent's load stopped and run released %s after kill -9", (time.Since(killed) - time.Second).Round(100*time.Millisecond))
+	figure(t, "coordinator-killed: every agent's load stopped and run released %s after kill -9", time.Since(killed).Round(100*time.Millisecond))
 	next := e.faultRun("after-kill", []string{fmt.Sprintf("operationcount=%d", cassRunOps/2), "maxexecutiontime=0"})
 	start := time.Now()
 	res := e.coordinator(t, next)

@@ -203,8 +203,18 @@ type PingResponse struct {
 	BusyRun         string `protobuf:"bytes,5,opt,name=busy_run,json=busyRun,proto3" json:"busy_run,omitempty"`
 	BusyCoordinator string `protobuf:"bytes,6,opt,name=busy_coordinator,json=busyCoordinator,proto3" json:"busy_coordinator,omitempty"`
 	Hostname        string `protobuf:"bytes,7,opt,name=hostname,proto3" json:"hostname,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// busy_ending: the busy run is already over (released, or its lease ran
+	// out) and the agent is only letting in-flight requests finish and
+	// closing its database; it is free in a moment, so a coordinator may
+	// wait instead of refusing.
+	BusyEnding bool `protobuf:"varint,8,opt,name=busy_ending,json=busyEnding,proto3" json:"busy_ending,omitempty"`
+	// busy_silent_ns: how long the busy run's coordinator has been silent.
+	BusySilentNs int64 `protobuf:"varint,9,opt,name=busy_silent_ns,json=busySilentNs,proto3" json:"busy_silent_ns,omitempty"`
+	// lease_ns: the agent's lease; a run whose coordinator stays silent this
+	// long ends by itself.
+	LeaseNs       int64 `protobuf:"varint,10,opt,name=lease_ns,json=leaseNs,proto3" json:"lease_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PingResponse) Reset() {
@@ -284,6 +294,27 @@ func (x *PingResponse) GetHostname() string {
 		return x.Hostname
 	}
 	return ""
+}
+
+func (x *PingResponse) GetBusyEnding() bool {
+	if x != nil {
+		return x.BusyEnding
+	}
+	return false
+}
+
+func (x *PingResponse) GetBusySilentNs() int64 {
+	if x != nil {
+		return x.BusySilentNs
+	}
+	return 0
+}
+
+func (x *PingResponse) GetLeaseNs() int64 {
+	if x != nil {
+		return x.LeaseNs
+	}
+	return 0
 }
 
 type CoordinatorMsg struct {
@@ -1793,7 +1824,7 @@ const file_ycsbctl_proto_rawDesc = "" +
 	"\rycsbctl.proto\x12\n" +
 	"ycsbctl.v1\"F\n" +
 	"\vPingRequest\x127\n" +
-	"\x18coordinator_send_unix_ns\x18\x01 \x01(\x03R\x15coordinatorSendUnixNs\"\x86\x02\n" +
+	"\x18coordinator_send_unix_ns\x18\x01 \x01(\x03R\x15coordinatorSendUnixNs\"\xe8\x02\n" +
 	"\fPingResponse\x121\n" +
 	"\x15agent_receive_unix_ns\x18\x01 \x01(\x03R\x12agentReceiveUnixNs\x12+\n" +
 	"\x12agent_send_unix_ns\x18\x02 \x01(\x03R\x0fagentSendUnixNs\x12\x18\n" +
@@ -1801,7 +1832,12 @@ const file_ycsbctl_proto_rawDesc = "" +
 	"\bprotocol\x18\x04 \x01(\rR\bprotocol\x12\x19\n" +
 	"\bbusy_run\x18\x05 \x01(\tR\abusyRun\x12)\n" +
 	"\x10busy_coordinator\x18\x06 \x01(\tR\x0fbusyCoordinator\x12\x1a\n" +
-	"\bhostname\x18\a \x01(\tR\bhostname\"\xd3\x02\n" +
+	"\bhostname\x18\a \x01(\tR\bhostname\x12\x1f\n" +
+	"\vbusy_ending\x18\b \x01(\bR\n" +
+	"busyEnding\x12$\n" +
+	"\x0ebusy_silent_ns\x18\t \x01(\x03R\fbusySilentNs\x12\x19\n" +
+	"\blease_ns\x18\n" +
+	" \x01(\x03R\aleaseNs\"\xd3\x02\n" +
 	"\x0eCoordinatorMsg\x12)\n" +
 	"\x05hello\x18\x01 \x01(\v2\x11.ycsbctl.v1.HelloH\x00R\x05hello\x12/\n" +
 	"\aprepare\x18\x02 \x01(\v2\x13.ycsbctl.v1.PrepareH\x00R\aprepare\x12)\n" +
