@@ -112,6 +112,9 @@ write_hbase_config() {
 		  <!-- a stopping daemon whose ZooKeeper is gone gives up quickly -->
 		  <property><name>zookeeper.recovery.retry</name><value>1</value></property>
 		  <property><name>zookeeper.recovery.retry.intervalmill</name><value>100</value></property>
+		  <!-- region servers report their load (request counts the test
+		       reads through the master) every second, not every 3 s -->
+		  <property><name>hbase.regionserver.msginterval</name><value>1000</value></property>
 		  <!-- small heaps: keep the block cache and memstores in proportion -->
 		  <property><name>hfile.block.cache.size</name><value>0.2</value></property>
 		</configuration>

@@ -350,6 +350,68 @@ func checkRowsOnBothServers(t testing.TB, client gohbase.Client, what string, wa
 	figure(t, "hbase %s: %d rows, per region %v, per region server %v", what, total, counts, perServer)
 }
 
+// tableRequests sums, per region server, the read and write requests its
+// regions of the table have served, as the region servers last reported
+// them to the master (every second, see hbase-node.sh).
+func tableRequests(admin gohbase.AdminClient) (reads, writes map[string]uint64, err error) {
+	type res struct {
+		st  *pb.ClusterStatus
+		err error
+	}
+	ch := make(chan res, 1)
+	// ClusterStatus takes no context: bounded here.
+	go func() { st, err := admin.ClusterStatus(); ch <- res{st, err} }()
+	var r res
+	select {
+	case r = <-ch:
+	case <-time.After(10 * time.Second):
+		return nil, nil, errors.New("ClusterStatus did not answer in 10 s")
+	}
+	if r.err != nil {
+		return nil, nil, r.err
+	}
+	reads, writes = map[string]uint64{}, map[string]uint64{}
+	for _, ls := range r.st.GetLiveServers() {
+		s := fmt.Sprintf("%s:%d", ls.GetServer().GetHostName(), ls.GetServer().GetPort())
+		for _, rl := range ls.GetServerLoad().GetRegionLoads() {
+			if bytes.HasPrefix(rl.GetRegionSpecifier().GetValue(), []byte(hbaseTable+",")) {
+				reads[s] += rl.GetReadRequestsCount()
+				writes[s] += rl.GetWriteRequestsCount()
+			}
+		}
+	}
+	return reads, writes, nil
+}
+
+// waitRequests waits until each region server reports at least min more
+// read and write requests on the table than in before, i.e. both served
+// the workload's reads and updates.
+func waitRequests(t testing.TB, admin gohbase.AdminClient, beforeR, beforeW map[string]uint64, min uint64) {
+	t.Helper()
+	var reads, writes map[string]uint64
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
+		reads, writes, err = tableRequests(admin)
+		done := err == nil
+		for _, n := range hbaseRSHosts {
+			s := addr(n) + ":16020"
+			done = done && reads[s] >= beforeR[s]+min && writes[s] >= beforeW[s]+min
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the region servers did not both report %d more reads and writes within 30 s: before %v/%v, now %v/%v (%v)",
+				min, beforeR, beforeW, reads, writes, err)
+		}
+	}
+	dr, dw := map[string]uint64{}, map[string]uint64{}
+	for s := range reads {
+		dr[s], dw[s] = reads[s]-beforeR[s], writes[s]-beforeW[s]
+	}
+	figure(t, "hbase workload A: requests served per region server: reads %v, writes %v", dr, dw)
+}
+
 // checkSharedRoot: hbase.rootdir is the one directory every host sees.
 // Seen from the machine, it holds a non-empty WAL of each region server,
 // and the master's host lists the same WAL directories.
@@ -472,6 +534,15 @@ func testHBase(t *testing.T, e *env) {
 	figure(t, "hbase load: %d rows in %s, %.0f ops/s", hbaseRecords, r.elapsed.Round(100*time.Millisecond), rj.Summary.Throughput)
 	checkRowsOnBothServers(t, client, "after load", hbaseRecords)
 
+	// The region servers report their request counts every second
+	// (hbase-node.sh): let the counts of the load and the scans above
+	// settle, so the run's reads and updates are what is added to them.
+	admin := gohbase.NewAdminClient(hbaseQuorum())
+	time.Sleep(3 * time.Second)
+	beforeR, beforeW, err := tableRequests(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r = e.coordinator(t, coordinatorRun{phase: "run", db: "hbase", results: filepath.Join(e.tmp, "hbase-run"),
 		props: hbaseProps(fmt.Sprintf("operationcount=%d", hbaseRunOps)), flags: []string{"-P", "workloada"}})
 	if r.code != 0 {
@@ -485,6 +556,9 @@ func testHBase(t *testing.T, e *env) {
 	}
 	logClock(t, "hbase run", rj)
 	figure(t, "hbase workload A: %d ops in %s, %.0f ops/s, returns %v", hbaseRunOps, r.elapsed.Round(100*time.Millisecond), rj.Summary.Throughput, by)
+	// About a quarter of the reads and of the updates go to each region
+	// server (half the regions each); a tenth is far below that.
+	waitRequests(t, admin, beforeR, beforeW, hbaseRunOps/2/10)
 	checkRowsOnBothServers(t, client, "after workload A", hbaseRecords)
 	checkSharedRoot(t, e)
 	hbaseMemory(t, e)
