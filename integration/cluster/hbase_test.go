@@ -50,6 +50,20 @@ var hbaseRSHosts = []int{2, 3}
 
 func hbaseQuorum() string { return addr(hbaseMasterHost) + ":2181" }
 
+// hbaseDaemon is one HBase unit: hbase-ROLE.service on host hN.
+type hbaseDaemon struct {
+	n    int
+	role string
+}
+
+func hbaseDaemons() []hbaseDaemon {
+	d := []hbaseDaemon{{hbaseMasterHost, "zookeeper"}, {hbaseMasterHost, "master"}}
+	for _, n := range hbaseRSHosts {
+		d = append(d, hbaseDaemon{n, "regionserver"})
+	}
+	return d
+}
+
 func (e *env) hbaseLib() (string, error) {
 	dir := os.Getenv("YCSBCTL_SERVERS_DIR")
 	if dir == "" {
@@ -136,10 +150,7 @@ func stopHBaseCluster(t *testing.T, e *env) {
 	wg.Wait()
 	stop(hbaseMasterHost, "master")
 	stop(hbaseMasterHost, "zookeeper")
-	for _, d := range []struct {
-		n    int
-		role string
-	}{{hbaseMasterHost, "zookeeper"}, {hbaseMasterHost, "master"}, {hbaseRSHosts[0], "regionserver"}, {hbaseRSHosts[1], "regionserver"}} {
+	for _, d := range hbaseDaemons() {
 		st, _ := e.clusterErr("exec", fmt.Sprintf("h%d", d.n), "systemctl", "is-active", "hbase-"+d.role)
 		if s := strings.TrimSpace(st); s != "inactive" {
 			t.Errorf("h%d: hbase-%s is %q after stop, want inactive", d.n, d.role, s)
@@ -173,30 +184,35 @@ func waitHBaseServing(limit time.Duration) (*pb.ClusterStatus, error) {
 		if last = err; err != nil {
 			continue
 		}
-		// ClusterStatus takes no context and blocks while the master is
-		// away: bounded here.
-		type res struct {
-			st  *pb.ClusterStatus
-			err error
+		st, err := clusterStatus(admin)
+		if last = err; err != nil {
+			continue
 		}
-		ch := make(chan res, 1)
-		go func() { st, err := admin.ClusterStatus(); ch <- res{st, err} }()
-		select {
-		case r := <-ch:
-			if r.err != nil {
-				last = r.err
-				continue
-			}
-			if n := len(r.st.GetLiveServers()); n != len(hbaseRSHosts) {
-				last = fmt.Errorf("%d live region servers, want %d", n, len(hbaseRSHosts))
-				continue
-			}
-			return r.st, nil
-		case <-time.After(10 * time.Second):
-			last = errors.New("ClusterStatus did not answer in 10 s")
+		if n := len(st.GetLiveServers()); n != len(hbaseRSHosts) {
+			last = fmt.Errorf("%d live region servers, want %d", n, len(hbaseRSHosts))
+			continue
 		}
+		return st, nil
 	}
 	return nil, fmt.Errorf("HBase not serving from outside the hosts after %s: %v", limit, last)
+}
+
+// clusterStatus asks the master for the cluster's status. gohbase's
+// ClusterStatus takes no context and blocks while the master is away, so
+// the wait is bounded here (the call is left behind if it never returns).
+func clusterStatus(admin gohbase.AdminClient) (*pb.ClusterStatus, error) {
+	type res struct {
+		st  *pb.ClusterStatus
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() { st, err := admin.ClusterStatus(); ch <- res{st, err} }()
+	select {
+	case r := <-ch:
+		return r.st, r.err
+	case <-time.After(10 * time.Second):
+		return nil, errors.New("ClusterStatus did not answer in 10 s")
+	}
 }
 
 // hbaseRegion is one region of the table as hbase:meta records it.
@@ -354,24 +370,12 @@ func checkRowsOnBothServers(t testing.TB, client gohbase.Client, what string, wa
 // regions of the table have served, as the region servers last reported
 // them to the master (every second, see hbase-node.sh).
 func tableRequests(admin gohbase.AdminClient) (reads, writes map[string]uint64, err error) {
-	type res struct {
-		st  *pb.ClusterStatus
-		err error
-	}
-	ch := make(chan res, 1)
-	// ClusterStatus takes no context: bounded here.
-	go func() { st, err := admin.ClusterStatus(); ch <- res{st, err} }()
-	var r res
-	select {
-	case r = <-ch:
-	case <-time.After(10 * time.Second):
-		return nil, nil, errors.New("ClusterStatus did not answer in 10 s")
-	}
-	if r.err != nil {
-		return nil, nil, r.err
+	st, err := clusterStatus(admin)
+	if err != nil {
+		return nil, nil, err
 	}
 	reads, writes = map[string]uint64{}, map[string]uint64{}
-	for _, ls := range r.st.GetLiveServers() {
+	for _, ls := range st.GetLiveServers() {
 		s := fmt.Sprintf("%s:%d", ls.GetServer().GetHostName(), ls.GetServer().GetPort())
 		for _, rl := range ls.GetServerLoad().GetRegionLoads() {
 			if bytes.HasPrefix(rl.GetRegionSpecifier().GetValue(), []byte(hbaseTable+",")) {
@@ -383,10 +387,10 @@ func tableRequests(admin gohbase.AdminClient) (reads, writes map[string]uint64, 
 	return reads, writes, nil
 }
 
-// waitRequests waits until each region server reports at least min more
+// waitRequests waits until each region server reports at least atLeast more
 // read and write requests on the table than in before, i.e. both served
 // the workload's reads and updates.
-func waitRequests(t testing.TB, admin gohbase.AdminClient, beforeR, beforeW map[string]uint64, min uint64) {
+func waitRequests(t testing.TB, admin gohbase.AdminClient, beforeR, beforeW map[string]uint64, atLeast uint64) {
 	t.Helper()
 	var reads, writes map[string]uint64
 	var err error
@@ -395,14 +399,14 @@ func waitRequests(t testing.TB, admin gohbase.AdminClient, beforeR, beforeW map[
 		done := err == nil
 		for _, n := range hbaseRSHosts {
 			s := addr(n) + ":16020"
-			done = done && reads[s] >= beforeR[s]+min && writes[s] >= beforeW[s]+min
+			done = done && reads[s] >= beforeR[s]+atLeast && writes[s] >= beforeW[s]+atLeast
 		}
 		if done {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the region servers did not both report %d more reads and writes within 30 s: before %v/%v, now %v/%v (%v)",
-				min, beforeR, beforeW, reads, writes, err)
+				atLeast, beforeR, beforeW, reads, writes, err)
 		}
 	}
 	dr, dw := map[string]uint64{}, map[string]uint64{}
@@ -450,16 +454,7 @@ func checkSharedRoot(t testing.TB, e *env) {
 // host from the unit's main PID.
 func hbaseMemory(t testing.TB, e *env) {
 	t.Helper()
-	daemons := []struct {
-		n    int
-		role string
-	}{{hbaseMasterHost, "zookeeper"}, {hbaseMasterHost, "master"}}
-	for _, n := range hbaseRSHosts {
-		daemons = append(daemons, struct {
-			n    int
-			role string
-		}{n, "regionserver"})
-	}
+	daemons := hbaseDaemons()
 	var total int64
 	var parts []string
 	for _, d := range daemons {
@@ -556,9 +551,10 @@ func testHBase(t *testing.T, e *env) {
 	}
 	logClock(t, "hbase run", rj)
 	figure(t, "hbase workload A: %d ops in %s, %.0f ops/s, returns %v", hbaseRunOps, r.elapsed.Round(100*time.Millisecond), rj.Summary.Throughput, by)
-	// About a quarter of the reads and of the updates go to each region
-	// server (half the regions each); a tenth is far below that.
-	waitRequests(t, admin, beforeR, beforeW, hbaseRunOps/2/10)
+	// Each region server holds half the regions, so it serves about 2,500
+	// of the 5,000 reads and of the 5,000 updates; 500 leaves room for the
+	// skew of the zipfian key choice and fails if one of them served none.
+	waitRequests(t, admin, beforeR, beforeW, hbaseRunOps/20)
 	checkRowsOnBothServers(t, client, "after workload A", hbaseRecords)
 	checkSharedRoot(t, e)
 	hbaseMemory(t, e)
