@@ -23,6 +23,10 @@
 #     systemd runs without CAP_SYS_TIME, CAP_SYS_MODULE and CAP_SYS_RAWIO.
 #   - an sshd from the machine's openssh-server, listening only on the
 #     host's address with its own host key, root login by the cluster's key.
+#   - /srv/ycsbctl-shared: one directory that every host sees (a bind mount
+#     of $WORK/state/shared, on the same tmpfs as the upper layers, made in
+#     the host's mount namespace before it pivots into its root), as hosts
+#     share a network file system: HBase's root directory lives there.
 #
 # Files for Ansible go to $WORK: inventory.ini, ssh_config, id_ed25519.
 # A failed `up` takes down what it brought up.
@@ -132,7 +136,7 @@ boot() {
 		exec ip netns exec "ycsbctl-h$n" \
 			unshare --pid --mount --uts --ipc --cgroup --fork --propagation private \
 			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin ROOT="$root" UPPER="$WORK/state/h$n/upper" \
-			WORKD="$WORK/state/h$n/work" HOSTNAME_="h$n" /bin/bash -c "$(declare -f inner_boot); inner_boot"
+			SHARED="$WORK/state/shared" WORKD="$WORK/state/h$n/work" HOSTNAME_="h$n" /bin/bash -c "$(declare -f inner_boot); inner_boot"
 	) </dev/null >"$WORK/h$n/boot.log" 2>&1 &
 }
 
@@ -140,6 +144,10 @@ inner_boot() {
 	set -eu
 	hostname "$HOSTNAME_"
 	mount -t overlay overlay -o "lowerdir=/,upperdir=$UPPER,workdir=$WORKD" "$ROOT"
+	# The directory all hosts share; only this mount namespace sees the
+	# bind, so it goes with the host.
+	mkdir -p "$ROOT/srv/ycsbctl-shared"
+	mount --bind "$SHARED" "$ROOT/srv/ycsbctl-shared"
 	mount -t proc proc "$ROOT/proc"
 	# Read only, as systemd-nspawn does: a write to /proc/sys (kernel.*)
 	# would reach the machine.
@@ -183,6 +191,7 @@ up() {
 	# and they can never overlap the lower layer (the machine's /).
 	mkdir -p "$WORK/state"
 	mount -t tmpfs -o size=4g,mode=700 ycsbctl-cluster "$WORK/state"
+	mkdir -m 755 "$WORK/state/shared"
 	rm -f "$WORK/id_ed25519" "$WORK/id_ed25519.pub"
 	ssh-keygen -q -t ed25519 -N '' -C ycsbctl-cluster -f "$WORK/id_ed25519"
 	ip link add "$BRIDGE" type bridge

@@ -254,6 +254,10 @@ func TestCluster(t *testing.T) {
 	figure(t, "cluster memory %d MiB resident in the hosts' processes, %d MiB in their upper layers (tmpfs)", rss/1024, tmpfs/1024)
 	t.Run("prometheus", func(t *testing.T) { testPrometheus(t, e) })
 	t.Run("faults", func(t *testing.T) { testFaults(t, e) })
+	// HBase beside the (idle) Cassandra nodes: memory allows it, and the
+	// playbook-failures step needs h2's Cassandra node. It stops its own
+	// daemons at the end.
+	t.Run("hbase", func(t *testing.T) { testHBase(t, e) })
 	// Last: these plays leave h4 powered off.
 	t.Run("playbook-failures", func(t *testing.T) { testPlaybookFailures(t, e) })
 }

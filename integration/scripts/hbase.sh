@@ -3,7 +3,7 @@
 # an in-process ZooKeeper) for the integration tests, run from Maven Central
 # jars on JDK 17 and bound to 127.0.0.1 only (recipe: shared/notes/hbase.md).
 #
-#   hbase.sh start|stop|status|endpoint
+#   hbase.sh start|stop|status|endpoint|install   (install: the jars only)
 #
 # Normally called through integration/servers.sh, which sets
 # $YCSBCTL_SERVERS_DIR. Layout under $YCSBCTL_SERVERS_DIR/hbase/:
@@ -238,8 +238,14 @@ status)
 	fi
 	;;
 endpoint) endpoint ;;
+install)
+	# The jars only (the cluster test runs its own daemons from them).
+	lock
+	java="$(find_java17)" || die "no JDK 17 found; HBase $HBASE_VERSION needs JDK 17 (JDK 25 fails)"
+	install_jars "$(cd "$(dirname "$java")/.." && pwd)"
+	;;
 *)
-	echo "usage: $0 start|stop|status|endpoint" >&2
+	echo "usage: $0 start|stop|status|endpoint|install" >&2
 	exit 2
 	;;
 esac
