@@ -116,9 +116,10 @@ func send(t *testing.T, st pb.Agent_SessionClient, m *pb.CoordinatorMsg) {
 	}
 }
 
-func prepareAndStart(t *testing.T, st pb.Agent_SessionClient, props map[string]string) {
+// prepare sends p and waits until the agent has prepared it.
+func prepare(t *testing.T, st pb.Agent_SessionClient, p *pb.Prepare) {
 	t.Helper()
-	send(t, st, &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Prepare{Prepare: &pb.Prepare{Db: "basic", Phase: pb.Phase_PHASE_RUN, Properties: props, AgentCount: 1}}})
+	send(t, st, &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Prepare{Prepare: p}})
 	for {
 		m, err := st.Recv()
 		if err != nil {
@@ -128,9 +129,14 @@ func prepareAndStart(t *testing.T, st pb.Agent_SessionClient, props map[string]s
 			t.Fatalf("prepare failed: %s", f.Reason)
 		}
 		if m.GetPrepared() != nil {
-			break
+			return
 		}
 	}
+}
+
+func prepareAndStart(t *testing.T, st pb.Agent_SessionClient, props map[string]string) {
+	t.Helper()
+	prepare(t, st, &pb.Prepare{Db: "basic", Phase: pb.Phase_PHASE_RUN, Properties: props, AgentCount: 1})
 	send(t, st, &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Start{Start: &pb.Start{StartUnixNs: time.Now().Add(50 * time.Millisecond).UnixNano()}}})
 }
 
@@ -272,32 +278,14 @@ func TestLeaseExpiryStopsLoad(t *testing.T) {
 	}
 }
 
-// prepareSlowClose prepares the run on st with the slow-closing test adapter.
-func prepareSlowClose(t *testing.T, st pb.Agent_SessionClient, closeMs string) {
-	t.Helper()
-	send(t, st, &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Prepare{Prepare: &pb.Prepare{Db: slowclose.Name, Phase: pb.Phase_PHASE_LOAD,
-		Properties: map[string]string{slowclose.PropCloseMs: closeMs, "recordcount": "10"}, AgentCount: 1}}})
-	for {
-		m, err := st.Recv()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f := m.GetFailed(); f != nil {
-			t.Fatalf("prepare failed: %s", f.Reason)
-		}
-		if m.GetPrepared() != nil {
-			return
-		}
-	}
-}
-
 // A released run that is still closing its database is reported as
 // ending; a new Hello meanwhile waits for it and is then accepted, and a
 // resume of the ending run is told it is gone rather than re-attached.
 func TestHelloWaitsForEndingRun(t *testing.T) {
 	c := dial(t, serve(t, Config{Lease: 5 * time.Second}))
 	st, _ := c.session(context.Background(), "run-a", false)
-	prepareSlowClose(t, st, "800")
+	prepare(t, st, &pb.Prepare{Db: slowclose.Name, Phase: pb.Phase_PHASE_LOAD,
+		Properties: map[string]string{slowclose.PropCloseMs: "800", "recordcount": "10"}, AgentCount: 1})
 	p, err := c.cli.Ping(context.Background(), &pb.PingRequest{})
 	if err != nil || p.BusyRun != "run-a" || p.BusyEnding || p.LeaseNs != int64(5*time.Second) {
 		t.Fatalf("held run: %+v %v", p, err)

@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/agent"
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
@@ -28,7 +30,6 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/testutil/bridge"
 	"github.com/ycsbctl/ycsbctl/internal/wire"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
-	"google.golang.org/grpc"
 
 	_ "github.com/ycsbctl/ycsbctl/adapters/basic"
 	_ "github.com/ycsbctl/ycsbctl/adapters/embedded"

@@ -344,26 +344,35 @@ func TestInProcessClockOffset(t *testing.T) {
 	checkAligned(t, r.dir, 30*time.Millisecond)
 }
 
-func TestInProcessBusyAgent(t *testing.T) {
-	addr := testAgent(t, agent.Config{})
-	// Occupy the agent with a raw session, as another coordinator would.
+// occupy holds a run on the agent at addr with a raw session, as another
+// coordinator would; the session lasts until the test ends.
+func occupy(t *testing.T, addr, runID, coordinator string) pb.Agent_SessionClient {
+	t.Helper()
 	cc, err := transport.Dial(addr, nil, "", transport.Identity{Version: version.Version, Protocol: version.Protocol})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeConn(t, cc)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(func() {
+		cancel()
+		closeConn(t, cc)
+	})
 	st, err := pb.NewAgentClient(cc).Session(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Send(&pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Hello{Hello: &pb.Hello{Version: version.Version, Protocol: version.Protocol, RunId: "run-1", Coordinator: "other coordinator"}}}); err != nil {
+	if err := st.Send(&pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Hello{Hello: &pb.Hello{Version: version.Version, Protocol: version.Protocol, RunId: runID, Coordinator: coordinator}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Recv(); err != nil {
 		t.Fatal(err)
 	}
+	return st
+}
+
+func TestInProcessBusyAgent(t *testing.T) {
+	addr := testAgent(t, agent.Config{})
+	occupy(t, addr, "run-1", "other coordinator")
 	r := runCoord(t, runConfig{DB: "basic", Phase: run.Load, Agents: []string{addr}, Props: properties.FromMap(baseProps(nil))})
 	if r.code != exitcode.Failure || !strings.Contains(r.err.Error(), "busy: running run run-1 for other coordinator") {
 		t.Fatalf("got %v %v", r.code, r.err)

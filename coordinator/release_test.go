@@ -65,27 +65,12 @@ func TestCoordinatorWaitsForReleaseConfirmation(t *testing.T) {
 // when the agent would free itself.
 func TestNextCoordinatorWaitsForEndingRun(t *testing.T) {
 	addr := testAgent(t, agent.Config{Lease: 7 * time.Second})
-	cc, err := transport.Dial(addr, nil, "", transport.Identity{Version: version.Version, Protocol: version.Protocol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeConn(t, cc)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	st, err := pb.NewAgentClient(cc).Session(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := occupy(t, addr, "run-old", "previous coordinator")
 	send := func(m *pb.CoordinatorMsg) {
 		t.Helper()
 		if err := st.Send(m); err != nil {
 			t.Fatal(err)
 		}
-	}
-	send(&pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Hello{Hello: &pb.Hello{Version: version.Version, Protocol: version.Protocol,
-		RunId: "run-old", Coordinator: "previous coordinator"}}})
-	if _, err := st.Recv(); err != nil {
-		t.Fatal(err)
 	}
 	send(&pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Prepare{Prepare: &pb.Prepare{Db: slowclose.Name, Phase: pb.Phase_PHASE_LOAD,
 		Properties: map[string]string{slowclose.PropCloseMs: "1500", "recordcount": "10"}, AgentCount: 1}}})

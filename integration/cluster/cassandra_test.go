@@ -31,20 +31,30 @@ const (
 
 var seeds = addr(1) + "," + addr(2)
 
-func (e *env) cassLib() (string, error) {
+func (e *env) cassLib() (string, error) { return e.serverLib("cassandra", "Cassandra", "5.0.9") }
+
+func (e *env) nodeScript(n int, args ...string) (string, error) {
+	return e.hostScript(n, "cassandra-node.sh", args...)
+}
+
+// serverLib is where integration/servers.sh installed a database's jars
+// (visible inside the hosts through their overlay's lower layer), once
+// the install is complete and of the version the cluster test runs.
+func (e *env) serverLib(db, name, version string) (string, error) {
 	dir := os.Getenv("YCSBCTL_SERVERS_DIR")
 	if dir == "" {
 		dir = filepath.Join(e.root, ".servers")
 	}
-	lib := filepath.Join(dir, "cassandra", "lib")
-	if b, err := os.ReadFile(filepath.Join(lib, ".complete")); err != nil || strings.TrimSpace(string(b)) != "5.0.9" {
-		return "", fmt.Errorf("no Cassandra 5.0.9 jars in %s: run `integration/servers.sh install cassandra`", lib)
+	lib := filepath.Join(dir, db, "lib")
+	if b, err := os.ReadFile(filepath.Join(lib, ".complete")); err != nil || strings.TrimSpace(string(b)) != version {
+		return "", fmt.Errorf("no %s %s jars in %s: run `integration/servers.sh install %s`", name, version, lib, db)
 	}
 	return lib, nil
 }
 
-func (e *env) nodeScript(n int, args ...string) (string, error) {
-	return e.clusterErr(append([]string{"exec", fmt.Sprintf("h%d", n), "bash", filepath.Join(e.root, "integration/cluster/cassandra-node.sh")}, args...)...)
+// hostScript runs one of integration/cluster's node scripts inside hN.
+func (e *env) hostScript(n int, script string, args ...string) (string, error) {
+	return e.clusterErr(append([]string{"exec", fmt.Sprintf("h%d", n), "bash", filepath.Join(e.root, "integration/cluster", script)}, args...)...)
 }
 
 // waitNode polls until hN's node serves CQL on its own address.

@@ -64,20 +64,10 @@ func hbaseDaemons() []hbaseDaemon {
 	return d
 }
 
-func (e *env) hbaseLib() (string, error) {
-	dir := os.Getenv("YCSBCTL_SERVERS_DIR")
-	if dir == "" {
-		dir = filepath.Join(e.root, ".servers")
-	}
-	lib := filepath.Join(dir, "hbase", "lib")
-	if b, err := os.ReadFile(filepath.Join(lib, ".complete")); err != nil || strings.TrimSpace(string(b)) != "2.6.4" {
-		return "", fmt.Errorf("no HBase 2.6.4 jars in %s: run `integration/servers.sh install hbase`", lib)
-	}
-	return lib, nil
-}
+func (e *env) hbaseLib() (string, error) { return e.serverLib("hbase", "HBase", "2.6.4") }
 
 func (e *env) hbaseNode(n int, args ...string) (string, error) {
-	return e.clusterErr(append([]string{"exec", fmt.Sprintf("h%d", n), "bash", filepath.Join(e.root, "integration/cluster/hbase-node.sh")}, args...)...)
+	return e.hostScript(n, "hbase-node.sh", args...)
 }
 
 // waitHBaseDaemon polls hbase-node.sh ready until hN's daemon serves; a
