@@ -146,14 +146,16 @@ func TestPrometheusAddsUp(t *testing.T) {
 	// BasicDB sleeps a uniform 0-10 ms per operation, so p99 (about
 	// 9.9 ms) lies where the distribution is dense, not in the sparse
 	// tail that scheduling noise adds on a busy machine: there a bucket
-	// holds a handful of samples and any interpolation is a guess. startdelay 2 s
-	// lets every 1 s scrape see the run at zero before the first
-	// operation; linger 3 s keeps the final values up for several scrapes
-	// after the run.
+	// holds a handful of samples and any interpolation is a guess.
+	// startdelay 4 s lets every 1 s scrape see the run at zero before the
+	// first operation, even when a loaded machine delays a scrape (with
+	// 2 s, one CI run first saw an agent's series at 362: Prometheus had
+	// missed both scrapes of the window); linger 3 s keeps the final
+	// values up for several scrapes after the run.
 	common := []string{"basic", "-P", filepath.Join(cliRoot(), "workloads", "workloada"), "-threads", "4",
 		"--metrics-addr", coordMetrics, "-p", "recordcount=1000", "-p", "operationcount=" + strconv.Itoa(promRunOps),
 		"-p", "basicdb.verbose=false", "-p", "basicdb.simulatedelay=10",
-		"-p", "ycsbctl.metrics.startdelay=2", "-p", "ycsbctl.metrics.linger=3"}
+		"-p", "ycsbctl.metrics.startdelay=4", "-p", "ycsbctl.metrics.linger=3"}
 	t.Run("coordinator", func(t *testing.T) {
 		before := float64(time.Now().UnixMilli()) / 1000
 		results := t.TempDir()
