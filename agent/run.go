@@ -33,10 +33,11 @@ type heldRun struct {
 	cancel context.CancelFunc
 
 	lastHeard atomic.Int64 // clk.Nanotime of the last coordinator message
-	// ending is set once the run is over (released, or its lease ran out)
-	// while it still finishes in-flight requests and closes its database;
-	// freed is closed when the agent no longer holds it. A new coordinator
-	// waits for an ending run instead of being refused as busy.
+	// ending is set, under mu, once the run is over (released, or its
+	// lease ran out) while it still finishes in-flight requests and
+	// closes its database; freed is closed when the agent no longer holds
+	// it. A new coordinator waits for an ending run instead of being
+	// refused as busy. Atomic so that Ping and Hello read it without mu.
 	ending    atomic.Bool
 	freed     chan struct{}
 	warmupOps atomic.Int64
@@ -54,7 +55,6 @@ type heldRun struct {
 	started    *pb.AgentMsg
 	final      *pb.AgentMsg
 	finalAcked bool
-	done       bool
 	cpuLast    float64
 	cpuStart   float64
 	// metrics is this agent's own /metrics sink for the run (nil when
@@ -93,11 +93,7 @@ func (r *heldRun) getState() pb.RunState {
 	return r.state
 }
 
-func (r *heldRun) isDone() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.done
-}
+func (r *heldRun) isDone() bool { return r.ending.Load() }
 
 // attach makes sess the run's stream: the hello reply first, then every
 // message the coordinator may have missed, in order, so that a resumed
@@ -175,11 +171,10 @@ func (r *heldRun) watchLease() {
 // the database once the workers are gone, and frees the agent.
 func (r *heldRun) end(reason string, abort bool) {
 	r.mu.Lock()
-	if r.done {
+	if r.ending.Load() {
 		r.mu.Unlock()
 		return
 	}
-	r.done = true
 	r.ending.Store(true)
 	p := r.prepared
 	state := r.state
@@ -199,7 +194,7 @@ func (r *heldRun) end(reason string, abort bool) {
 		<-p.Runner.Done()
 	}
 	// Cancel so that a driver still connecting gives up, then wait for
-	// it: prepare() closes what it opened once it sees r.done.
+	// it: prepare() closes what it opened once it sees the run ending.
 	r.cancel()
 	r.preparing.Wait()
 	if p != nil {
@@ -309,7 +304,7 @@ func (r *heldRun) prepare(m *pb.Prepare) {
 		return
 	}
 	r.mu.Lock()
-	if r.done {
+	if r.ending.Load() {
 		r.mu.Unlock()
 		_ = p.Close()
 		return

@@ -193,35 +193,12 @@ func testCassandra(t *testing.T, e *env) {
 	if err != nil || !strings.Contains(out, "replication_factor 3") {
 		t.Fatalf("ycsbctl init cassandra: %v\n%s", err, out)
 	}
-	r := e.coordinator(t, coordinatorRun{phase: "load", db: "cassandra", results: filepath.Join(e.tmp, "cassandra-load"),
-		props: e.cassProps(), flags: []string{"-P", "workloada"}})
-	if r.code != 0 {
-		t.Fatalf("coordinator load cassandra: exit %d\n%s", r.code, r.out)
-	}
-	rj := r.bundle(t)
-	checkExact(t, rj, cassRecords)
-	if ok, failed, _ := returns(rj); ok != cassRecords || failed != 0 {
-		t.Fatalf("load: %d OK, %d failed", ok, failed)
-	}
-	logClock(t, "cassandra load", rj)
-	figure(t, "cassandra load: %d rows in %s, %.0f ops/s", cassRecords, r.elapsed.Round(100*time.Millisecond), rj.Summary.Throughput)
+	e.workloadA(t, "cassandra", "load", e.cassProps(), cassRecords)
 	if n := e.countRows(t); n != cassRecords {
 		t.Fatalf("table holds %d rows after loading %d", n, cassRecords)
 	}
 
-	r = e.coordinator(t, coordinatorRun{phase: "run", db: "cassandra", results: filepath.Join(e.tmp, "cassandra-run"),
-		props: e.cassProps(fmt.Sprintf("operationcount=%d", cassRunOps)), flags: []string{"-P", "workloada"}})
-	if r.code != 0 {
-		t.Fatalf("coordinator run cassandra: exit %d\n%s", r.code, r.out)
-	}
-	rj = r.bundle(t)
-	checkExact(t, rj, cassRunOps)
-	ok, failed, by := returns(rj)
-	if ok != cassRunOps || failed != 0 || by["READ=OK"] == 0 || by["UPDATE=OK"] == 0 {
-		t.Fatalf("workload A: %d OK, %d failed: %v", ok, failed, by)
-	}
-	logClock(t, "cassandra run", rj)
-	figure(t, "cassandra workload A: %d ops in %s, %.0f ops/s, returns %v", cassRunOps, r.elapsed.Round(100*time.Millisecond), rj.Summary.Throughput, by)
+	e.workloadA(t, "cassandra", "run", e.cassProps(fmt.Sprintf("operationcount=%d", cassRunOps)), cassRunOps)
 	if n := e.countRows(t); n != cassRecords {
 		t.Fatalf("table holds %d rows after workload A (no inserts), want %d", n, cassRecords)
 	}

@@ -505,18 +505,7 @@ func testHBase(t *testing.T, e *env) {
 	checkSpread(t, regions)
 	figure(t, "hbase: %s pre-split into %d regions, per region server %v", hbaseTable, len(regions), regionsByServer(regions))
 
-	r := e.coordinator(t, coordinatorRun{phase: "load", db: "hbase", results: filepath.Join(e.tmp, "hbase-load"),
-		props: hbaseProps(), flags: []string{"-P", "workloada"}})
-	if r.code != 0 {
-		t.Fatalf("coordinator load hbase: exit %d\n%s", r.code, r.out)
-	}
-	rj := r.bundle(t)
-	checkExact(t, rj, hbaseRecords)
-	if ok, failed, _ := returns(rj); ok != hbaseRecords || failed != 0 {
-		t.Fatalf("load: %d OK, %d failed", ok, failed)
-	}
-	logClock(t, "hbase load", rj)
-	figure(t, "hbase load: %d rows in %s, %.0f ops/s", hbaseRecords, r.elapsed.Round(100*time.Millisecond), rj.Summary.Throughput)
+	e.workloadA(t, "hbase", "load", hbaseProps(), hbaseRecords)
 	checkRowsOnBothServers(t, client, "after load", hbaseRecords)
 
 	// The region servers report their request counts every second
@@ -528,19 +517,7 @@ func testHBase(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = e.coordinator(t, coordinatorRun{phase: "run", db: "hbase", results: filepath.Join(e.tmp, "hbase-run"),
-		props: hbaseProps(fmt.Sprintf("operationcount=%d", hbaseRunOps)), flags: []string{"-P", "workloada"}})
-	if r.code != 0 {
-		t.Fatalf("coordinator run hbase: exit %d\n%s", r.code, r.out)
-	}
-	rj = r.bundle(t)
-	checkExact(t, rj, hbaseRunOps)
-	ok, failed, by := returns(rj)
-	if ok != hbaseRunOps || failed != 0 || by["READ=OK"] == 0 || by["UPDATE=OK"] == 0 {
-		t.Fatalf("workload A: %d OK, %d failed: %v", ok, failed, by)
-	}
-	logClock(t, "hbase run", rj)
-	figure(t, "hbase workload A: %d ops in %s, %.0f ops/s, returns %v", hbaseRunOps, r.elapsed.Round(100*time.Millisecond), rj.Summary.Throughput, by)
+	e.workloadA(t, "hbase", "run", hbaseProps(fmt.Sprintf("operationcount=%d", hbaseRunOps)), hbaseRunOps)
 	// Each region server holds half the regions, so it serves about 2,500
 	// of the 5,000 reads and of the 5,000 updates; 500 leaves room for the
 	// skew of the zipfian key choice and fails if one of them served none.

@@ -187,6 +187,28 @@ func returns(rj *bundle.Run) (ok, failed int64, byCode map[string]int64) {
 
 // logClock logs each agent's start skew, clock offset and round trip and
 // returns the largest of each (absolute).
+// workloadA runs a coordinator load (ops is the record count) or run of
+// workload A against db and requires a clean one: exit 0, exact merged
+// counts, every operation OK, and a run that both read and updated. It
+// logs the clock figures and the throughput.
+func (e *env) workloadA(t *testing.T, db, phase string, props []string, ops int64) *bundle.Run {
+	t.Helper()
+	r := e.coordinator(t, coordinatorRun{phase: phase, db: db, results: filepath.Join(e.tmp, db+"-"+phase),
+		props: props, flags: []string{"-P", "workloada"}})
+	if r.code != 0 {
+		t.Fatalf("coordinator %s %s: exit %d\n%s", phase, db, r.code, r.out)
+	}
+	rj := r.bundle(t)
+	checkExact(t, rj, ops)
+	ok, failed, by := returns(rj)
+	if ok != ops || failed != 0 || (phase == "run" && (by["READ=OK"] == 0 || by["UPDATE=OK"] == 0)) {
+		t.Fatalf("%s %s: %d OK, %d failed: %v", db, phase, ok, failed, by)
+	}
+	logClock(t, db+" "+phase, rj)
+	figure(t, "%s %s: %d operations in %s, %.0f ops/s, returns %v", db, phase, ops, r.elapsed.Round(100*time.Millisecond), rj.Summary.Throughput, by)
+	return rj
+}
+
 func logClock(t testing.TB, what string, rj *bundle.Run) (maxSkew, maxOff, maxRTT int64) {
 	t.Helper()
 	for _, a := range rj.Agents {
