@@ -394,15 +394,16 @@ func (r *Runner) work(w *worker, startNs int64, warmWG *sync.WaitGroup) {
 			closeErr = c.Close()
 		}
 	}
-	w.rec.Flush()
 	w.rec.SetEnabled(true)
 	d := r.clk.Nanotime() - t0
 	if closeErr != nil {
 		o.Logf("Worker %d: cleanup failed: %v", w.id, closeErr)
 		w.rec.Measure(measurement.Cleanup, adapters.Error, d, d)
-		return
+	} else {
+		w.rec.MeasureLatency(measurement.Cleanup, d, d)
 	}
-	w.rec.MeasureLatency(measurement.Cleanup, d, d)
+	// CLEANUP is no transaction: hand it over on its own.
+	w.rec.Flush()
 }
 
 // report cuts intervals at start + k*StatusInterval until the workers are

@@ -173,9 +173,6 @@ func TestMergedRecordersEqualOneHistogram(t *testing.T) {
 						recs[w].Measure(op, st, v, v)
 						recs[w].Done(1)
 					}
-					// Pending transaction counts reach the reporter with
-					// the next measurement or Flush, as the engine's
-					// workers do before they finish.
 					recs[w].Flush()
 				}(w)
 			}
@@ -289,6 +286,9 @@ func TestMeasureLatencyAndStatus(t *testing.T) {
 	r.MeasureLatency(measurement.ReadModifyWrite, 2000, 3000)
 	r.CountStatus(measurement.Verify, adapters.UnexpectedState)
 	iv := measurement.NewInterval(1, 0, 0)
+	r.Drain(iv)
+	assert.Nil(t, iv.Hist[measurement.SeriesOf(measurement.ReadModifyWrite, measurement.Service, false)], "held until the transaction ends")
+	r.Flush()
 	r.Drain(iv)
 	assert.Equal(t, int64(1), iv.Count(measurement.SeriesOf(measurement.ReadModifyWrite, measurement.Service, false)))
 	assert.Equal(t, int64(1), iv.Count(measurement.SeriesOf(measurement.ReadModifyWrite, measurement.Intended, false)))
@@ -415,10 +415,60 @@ func TestHistogramClampsOutOfRange(t *testing.T) {
 	r := measurement.NewRecorder(measurement.ModeOp)
 	r.Measure(measurement.Read, adapters.OK, measurement.HighestNs*10, 0)
 	r.Measure(measurement.Read, adapters.OK, -5, 0)
+	r.Done(2)
 	iv := measurement.NewInterval(1, 0, 0)
 	r.Drain(iv)
 	h := iv.Hist[measurement.SeriesOf(measurement.Read, measurement.Service, false)]
 	require.Equal(t, int64(2), h.TotalCount(), "out-of-range values must be kept, not dropped")
 	assert.True(t, h.ValuesAreEquivalent(measurement.HighestNs, h.Max()))
 	assert.Equal(t, int64(measurement.LowestNs), h.Min())
+}
+
+// TestCutsNeverSplitATransaction drains a worker's recorder while it
+// records, as the engine's reporter does, and checks that every interval
+// counts exactly the transactions whose calls it holds: a transaction's
+// measurements and its count reach the reporter together. A cut between a
+// call's measurement and the transaction's Done used to leave the call in
+// one interval and its count in the next (one extra operation per thread
+// in an interval, and for good when the next never arrived: a lost agent).
+func TestCutsNeverSplitATransaction(t *testing.T) {
+	read := measurement.SeriesOf(measurement.Read, measurement.Service, false)
+	update := measurement.SeriesOf(measurement.Update, measurement.Service, false)
+	rmw := measurement.SeriesOf(measurement.ReadModifyWrite, measurement.Service, false)
+	r := measurement.NewRecorder(measurement.ModeOp)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				r.Flush()
+				return
+			default:
+			}
+			// A read, or a read-modify-write: three measurements, one
+			// transaction.
+			r.Measure(measurement.Read, adapters.OK, 1000, 1000)
+			if i%2 == 1 {
+				r.Measure(measurement.Update, adapters.OK, 1000, 1000)
+				r.MeasureLatency(measurement.ReadModifyWrite, 2000, 2000)
+			}
+			r.Done(1)
+		}
+	}()
+	var cuts, split int
+	var ops int64
+	for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline) || ops == 0; cuts++ {
+		iv := measurement.NewInterval(1, 0, 0)
+		r.Drain(iv)
+		ops += iv.Ops
+		// Every transaction is one READ; an RMW adds an UPDATE and an RMW.
+		if iv.Count(read) != iv.Ops || iv.Count(update) != iv.Count(rmw) || iv.ReturnTotal(measurement.Read) != iv.Ops {
+			split++
+		}
+	}
+	close(stop)
+	<-done
+	assert.Zero(t, split, "%d of %d intervals split a transaction (%d transactions)", split, cuts, ops)
 }

@@ -67,8 +67,10 @@ func TestRawLogWritesEverySample(t *testing.T) {
 			defer wg.Done()
 			for j := 0; j < 10_000+i; j++ {
 				r.Measure(measurement.Read, adapters.OK, 1500, 2500)
+				r.Done(1)
 			}
 			r.MeasureLatency(measurement.Cleanup, 7000, 7000)
+			r.Flush()
 		}()
 	}
 	wg.Wait()
@@ -98,6 +100,7 @@ func TestRawLogCountsWhatItDrops(t *testing.T) {
 	const n = 200_000
 	for i := 0; i < n; i++ {
 		r.Measure(measurement.Update, adapters.OK, 3000, 3000)
+		r.Done(1)
 	}
 	close(g.open)
 	require.NoError(t, log.Close())
@@ -117,6 +120,7 @@ func TestRawLogCountsWriteFailures(t *testing.T) {
 	log.Start()
 	for i := 0; i < 5000; i++ {
 		r.Measure(measurement.Insert, adapters.OK, 3000, 3000)
+		r.Done(1)
 	}
 	err := log.Close()
 	require.Error(t, err)
@@ -142,6 +146,7 @@ func TestErrorNaming(t *testing.T) {
 		r.Measure(measurement.Read, adapters.BatchedOK, 1000, 1000)
 		r.Measure(measurement.Read, adapters.NotFound, 1000, 1000)
 		r.Measure(measurement.Read, adapters.Error, 1000, 1000)
+		r.Done(4)
 		iv := measurement.NewInterval(1, 0, 0)
 		r.Drain(iv)
 		return iv

@@ -41,22 +41,51 @@ type recSet struct {
 	ops     int64
 }
 
-// Recorder is one worker's measurement sink. The worker calls Record and
-// Done; the reporter calls Drain once per interval. Only those two ever
-// touch the lock, so the hot path takes an uncontended lock.
+// maxPending bounds the measurements one transaction holds back: a
+// read-modify-write with verification makes five; an insert retried more
+// often hands its earlier attempts over before its count.
+const maxPending = 8
+
+// pendingKind says what a held-back measurement records.
+type pendingKind uint8
+
+const (
+	pendMeasure pendingKind = iota // latency and return status
+	pendLatency                    // latency only (MeasureLatency)
+	pendStatus                     // return status only (CountStatus)
+)
+
+// pending is one measurement of the transaction under way.
+type pending struct {
+	kind     pendingKind
+	op       Op
+	st       adapters.Status
+	n        int64 // pendStatus: how many
+	service  int64
+	intended int64
+}
+
+// Recorder is one worker's measurement sink. The worker calls Measure (and
+// MeasureLatency, CountStatus) for each call of a transaction and Done
+// when the transaction ends; the reporter calls Drain once per interval.
+//
+// A transaction's measurements are held in the worker's own buffer and
+// handed over together with its count, under the one lock Done takes: an
+// interval cut can fall between two transactions but never inside one, so
+// every interval's histograms and return codes hold exactly the calls of
+// the transactions it counts. The lock is the worker's own and is only
+// contended by the reporter's Drain: one uncontended lock per transaction.
 type Recorder struct {
 	mode Mode
-	// TrackFailedLatency records failed calls' latency in <OP>-FAILED
-	// (YCSB always does for non-OK statuses).
-	mu    sync.Mutex
-	cur   *recSet
+	mu   sync.Mutex
+	cur  *recSet
+	// spare is the set Drain swaps in next.
 	spare *recSet
 	// off disables recording during warm-up; read by the worker only.
 	off bool
-	// pending counts transactions completed since the last locked call;
-	// the worker folds it into the current set under the lock it takes
-	// anyway for the next measurement, saving a lock per transaction.
-	pending int64
+	// pend holds the transaction under way; worker-only.
+	pend  [maxPending]pending
+	npend int
 	// slot maps a return status to the slot its latency is recorded in:
 	// SlotOK for successes, SlotFailed (<OP>-FAILED) or the status' own
 	// slot (<OP>-<STATUS>) for failures. A table keeps the hot path free
@@ -115,81 +144,98 @@ func (r *Recorder) SetEnabled(on bool) { r.off = !on }
 // Enabled reports whether recording is on.
 func (r *Recorder) Enabled() bool { return !r.off }
 
-// Measure records one database call: its return status and its latency
-// from the actual start (serviceNs) and from the intended start
-// (intendedNs, equal to serviceNs when the run is not paced).
+// Measure records one database call of the transaction under way: its
+// return status and its latency from the actual start (serviceNs) and from
+// the intended start (intendedNs, equal to serviceNs when the run is not
+// paced). It reaches the reporter with the transaction's Done.
 func (r *Recorder) Measure(op Op, st adapters.Status, serviceNs, intendedNs int64) {
 	if r.off {
 		return
 	}
-	slot := int(r.slot[st])
-	r.mu.Lock()
-	c := r.cur
-	c.ops += r.pending
-	r.pending = 0
-	switch r.mode {
-	case ModeOp:
-		r.record(c, seriesAt(op, Service, slot), serviceNs)
-	case ModeIntended:
-		r.record(c, seriesAt(op, Service, slot), intendedNs)
-	case ModeBoth:
-		r.record(c, seriesAt(op, Service, slot), serviceNs)
-		r.record(c, seriesAt(op, Intended, slot), intendedNs)
-	}
-	c.returns[op][st]++
-	r.mu.Unlock()
+	r.hold(pending{kind: pendMeasure, op: op, st: st, service: serviceNs, intended: intendedNs})
 }
 
 // MeasureLatency records a latency with no return status (YCSB's
 // workload-level measurements: READ-MODIFY-WRITE, VERIFY, CLEANUP).
-// Its body repeats Measure's on purpose: a shared helper is too large for
-// the compiler to inline and cost about 10 ns per operation on the hot path.
 func (r *Recorder) MeasureLatency(op Op, serviceNs, intendedNs int64) {
 	if r.off {
 		return
 	}
-	r.mu.Lock()
-	c := r.cur
-	c.ops += r.pending
-	r.pending = 0
-	switch r.mode {
-	case ModeOp:
-		r.record(c, SeriesOf(op, Service, false), serviceNs)
-	case ModeIntended:
-		r.record(c, SeriesOf(op, Service, false), intendedNs)
-	case ModeBoth:
-		r.record(c, SeriesOf(op, Service, false), serviceNs)
-		r.record(c, SeriesOf(op, Intended, false), intendedNs)
-	}
-	r.mu.Unlock()
+	r.hold(pending{kind: pendLatency, op: op, service: serviceNs, intended: intendedNs})
 }
 
 // CountStatus counts a return status without a latency (VERIFY's result).
-func (r *Recorder) CountStatus(op Op, st adapters.Status) {
-	if r.off {
+func (r *Recorder) CountStatus(op Op, st adapters.Status) { r.CountStatusN(op, st, 1) }
+
+// CountStatusN counts n return statuses without a latency (the records
+// of a batch beyond the one that carried the call).
+func (r *Recorder) CountStatusN(op Op, st adapters.Status, n int64) {
+	if r.off || n <= 0 {
 		return
 	}
-	r.mu.Lock()
-	r.cur.returns[op][st]++
-	r.mu.Unlock()
+	r.hold(pending{kind: pendStatus, op: op, st: st, n: n})
 }
 
-// Done counts n completed transactions. The count reaches the reporter
-// with the worker's next measurement or Flush.
+func (r *Recorder) hold(p pending) {
+	if r.npend == maxPending {
+		// An unusually long transaction: hand over what it measured so
+		// far; its count follows with Done.
+		r.commit(0)
+	}
+	r.pend[r.npend] = p
+	r.npend++
+}
+
+// Done ends the transaction under way, counting n completed transactions
+// (a batch counts its records): its measurements and the count reach the
+// reporter together.
 func (r *Recorder) Done(n int64) {
 	if r.off {
 		return
 	}
-	r.pending += n
+	r.commit(n)
 }
 
-// Flush hands pending transaction counts to the reporter; workers call it
-// before they finish.
-func (r *Recorder) Flush() {
+// Flush hands over measurements made outside a transaction (CLEANUP);
+// workers call it before they finish.
+func (r *Recorder) Flush() { r.commit(0) }
+
+// commit hands the held measurements and n transactions to the reporter.
+func (r *Recorder) commit(n int64) {
 	r.mu.Lock()
-	r.cur.ops += r.pending
-	r.pending = 0
+	c := r.cur
+	for i := 0; i < r.npend; i++ {
+		p := &r.pend[i]
+		switch p.kind {
+		case pendMeasure:
+			slot := int(r.slot[p.st])
+			switch r.mode {
+			case ModeOp:
+				r.record(c, seriesAt(p.op, Service, slot), p.service)
+			case ModeIntended:
+				r.record(c, seriesAt(p.op, Service, slot), p.intended)
+			case ModeBoth:
+				r.record(c, seriesAt(p.op, Service, slot), p.service)
+				r.record(c, seriesAt(p.op, Intended, slot), p.intended)
+			}
+			c.returns[p.op][p.st]++
+		case pendLatency:
+			switch r.mode {
+			case ModeOp:
+				r.record(c, SeriesOf(p.op, Service, false), p.service)
+			case ModeIntended:
+				r.record(c, SeriesOf(p.op, Service, false), p.intended)
+			case ModeBoth:
+				r.record(c, SeriesOf(p.op, Service, false), p.service)
+				r.record(c, SeriesOf(p.op, Intended, false), p.intended)
+			}
+		case pendStatus:
+			c.returns[p.op][p.st] += p.n
+		}
+	}
+	c.ops += n
 	r.mu.Unlock()
+	r.npend = 0
 }
 
 func (r *Recorder) record(c *recSet, s Series, ns int64) {

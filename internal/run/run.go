@@ -81,9 +81,14 @@ const (
 	// StatusPartial: some agent's share was not measured for the whole
 	// run (an agent was lost and the run continued without it).
 	StatusPartial Status = "partial"
-	// StatusAborted: the run was stopped before its end (operator, agent
-	// loss under the abort policy, a failure).
+	// StatusAborted: the run was cut short (operations in flight
+	// cancelled by the operator's abort, agent loss under the abort
+	// policy, a failure).
 	StatusAborted Status = "aborted"
+	// StatusStopped: the run was stopped gracefully before its end (the
+	// operator, or its stdout closed): every operation in flight finished
+	// and was measured; the results measure a shorter run.
+	StatusStopped Status = "stopped"
 )
 
 // LocalAgent is the agent name of a single-host run.

@@ -427,12 +427,11 @@ func (wk *Worker) FlushBatch(ctx context.Context) bool {
 	t0 := wk.clock.Nanotime()
 	st := b.BatchInsert(ctx, wk.w.Cfg.Table, wk.batchKeys[:n], wk.batchValues[:n])
 	wk.measure(ctx, measurement.Insert, st, t0)
-	for i := 1; i < n; i++ {
-		if st.IsOK() {
-			wk.rec.CountStatus(measurement.Insert, adapters.BatchedOK)
-		} else {
-			wk.rec.CountStatus(measurement.Insert, st)
-		}
+	// The records beyond the one that carried the call.
+	if st.IsOK() {
+		wk.rec.CountStatusN(measurement.Insert, adapters.BatchedOK, int64(n-1))
+	} else {
+		wk.rec.CountStatusN(measurement.Insert, st, int64(n-1))
 	}
 	wk.rec.Done(int64(n))
 	if !st.IsOK() && !wk.w.Cfg.InsertKeepGoing {
