@@ -8,7 +8,6 @@ package coordinator
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -141,10 +140,5 @@ func validate(cfg Config) (*settings, error) {
 		return nil, exitcode.Wrap(exitcode.InvalidConfig, err)
 	}
 	s.plan = plan
-	if dir := s.Spec.Output.ResultsDir; dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, invalid("--results: %v", err)
-		}
-	}
 	return s, nil
 }

@@ -418,11 +418,11 @@ func TestInProcessWarmupAndInterrupt(t *testing.T) {
 	}()
 	code, err := runSession(ctx, runConfig{DB: "basic", Phase: run.Run, Agents: agents, Stdout: &out, Stderr: &errb, ResultsDir: dir,
 		Props: properties.FromMap(baseProps(map[string]string{"target": "500", "operationcount": "0", "maxexecutiontime": "30"}))})
-	if code != exitcode.Aborted || err == nil {
+	if code != exitcode.Stopped || err == nil {
 		t.Fatalf("interrupted run: %v %v\n%s", code, err, errb.String())
 	}
 	rep = readReport(t, dir)
-	if rep.Status != run.StatusAborted || rep.Summary.Operations == 0 || rep.Summary.RunTimeMs > 5000 {
+	if rep.Status != run.StatusStopped || rep.ExitCode != int(exitcode.Stopped) || rep.Summary.Operations == 0 || rep.Summary.RunTimeMs > 5000 {
 		t.Fatalf("status %s ops %d runtime %d", rep.Status, rep.Summary.Operations, rep.Summary.RunTimeMs)
 	}
 	for _, a := range rep.Agents {

@@ -108,8 +108,10 @@ type Coordinator struct {
 	events  chan event
 	done    chan struct{}
 	m       *merger
-	spool   *spool
-	dec     wire.Decoded
+	// rec is the run's record: every accepted interval record is added
+	// to it; nil when the run is not recorded.
+	rec *bundle.Recorder
+	dec wire.Decoded
 
 	phase         runPhase
 	startedWall   time.Time
@@ -118,7 +120,7 @@ type Coordinator struct {
 	prepDeadline  int64
 	stopDeadline  int64
 	stopReason    string
-	operatorAbort bool
+	operator      operatorRequest
 	abortedByLoss bool
 	runFailure    error
 	lastHB        int64
@@ -171,23 +173,32 @@ func (c *Coordinator) Abort(reason string) {
 	}
 }
 
+// operatorRequest is what the operator asked of the run.
+type operatorRequest uint8
+
+const (
+	operatorNone operatorRequest = iota
+	// operatorStop: a graceful stop (calls in flight finish).
+	operatorStop
+	// operatorAbort: calls in flight are cancelled.
+	operatorAbort
+)
+
 // Run executes the distributed phase, handing every merged interval to
-// sink, and returns how it ended. ctx being cancelled stops the agents
-// gracefully, as Stop does.
-func (c *Coordinator) Run(ctx context.Context, sink run.Sink) *run.Outcome {
+// sink and every accepted record to rec (when the run is recorded), and
+// returns how it ended. ctx being cancelled stops the agents gracefully,
+// as Stop does.
+func (c *Coordinator) Run(ctx context.Context, sink run.Sink, rec *bundle.Recorder) *run.Outcome {
 	c.sink = sink
 	if c.sink == nil {
 		c.sink = run.Sinks{}
 	}
+	c.rec = rec
 	out, err := c.execute(ctx)
 	if out == nil {
 		// The run never started: nothing was measured, so there is no
 		// summary or bundle to write.
 		out = &run.Outcome{Total: measurement.NewInterval(0, 0, 0), Status: run.StatusAborted, NeverStarted: true}
-		if c.spool != nil {
-			c.spool.close()
-			c.spool = nil
-		}
 	}
 	if err != nil && out.Err == nil {
 		out.Err = err
@@ -253,14 +264,13 @@ func (c *Coordinator) execute(ctx context.Context) (*run.Outcome, error) {
 
 	c.m = newMerger(len(c.agents))
 	c.m.keepAgents = true
-	if dir := s.Spec.Output.ResultsDir; dir != "" {
-		sp, err := openSpool(dir, c.spoolHeader())
-		if err != nil {
+	if c.rec != nil {
+		// The run's record starts before any agent prepares: the agents
+		// and their clocks are known now.
+		c.describe(c.rec.Meta)
+		if err := c.rec.Start(); err != nil {
 			return nil, exitcode.Wrap(exitcode.Failure, fmt.Errorf("--results: %w", err))
 		}
-		// Record replays the spool into the bundle after the run, and
-		// closes it then.
-		c.spool = sp
 	}
 
 	var loops sync.WaitGroup
@@ -317,17 +327,6 @@ func (c *Coordinator) releaseAgents() {
 		c.logf("%s did not confirm the end of run %s within %s; an agent that missed its Release ends the run by itself when its lease runs out",
 			strings.Join(unconfirmed, ", "), c.runID, releaseWait)
 	}
-}
-
-// spoolHeader describes the run for a spool, enough to rebuild its bundle
-// if this process dies.
-func (c *Coordinator) spoolHeader() *spoolHeader {
-	h := &spoolHeader{RunID: c.runID, DB: c.s.Spec.DB, Phase: c.s.Spec.Phase.String(), Label: c.s.Spec.Output.Label,
-		Properties: bundle.Redact(c.s.Spec.Props.Map()), IntervalNs: int64(c.s.Interval), StartedAt: c.startedWall}
-	for _, a := range c.agents {
-		h.Agents = append(h.Agents, spoolAgent{Address: a.addr, Hostname: a.hostname, Version: a.version, OffsetNs: int64(a.offset), RTTNs: int64(a.rtt)})
-	}
-	return h
 }
 
 func coordinatorName() string {
@@ -461,7 +460,7 @@ func (c *Coordinator) loop(ctx context.Context) (*run.Outcome, error) {
 		if c.phase == phasePreparing {
 			return exitcode.Wrap(exitcode.Aborted, fmt.Errorf("%s while agents were preparing", reason))
 		}
-		c.operatorAbort = true
+		c.operator = operatorStop
 		c.logf("Stopping all agents gracefully (%s)", reason)
 		c.beginStop(reason, false)
 		return nil
@@ -473,7 +472,8 @@ func (c *Coordinator) loop(ctx context.Context) (*run.Outcome, error) {
 			if c.phase == phasePreparing {
 				return nil, exitcode.Wrap(exitcode.Aborted, fmt.Errorf("%s while agents were preparing", reason))
 			}
-			c.operatorAbort = true
+			c.operator = operatorAbort
+			c.stopReason = reason
 			c.logf("Aborted: agents cancel their calls in flight")
 			// A graceful stop may be under way; an abort overrides it.
 			c.phase = phaseRunning
@@ -671,9 +671,9 @@ func (c *Coordinator) onRecord(a *agentRun, rec *pb.IntervalRecord) error {
 	}
 	c.m.addRuntime(a.idx, rec.Seq, rec.Runtime)
 	c.mergeNs += int64(time.Since(t0))
-	if c.spool != nil {
-		if err := c.spool.put(a.idx, rec); err != nil {
-			return exitcode.Wrap(exitcode.Failure, fmt.Errorf("--results: spooling interval: %w", err))
+	if c.rec != nil {
+		if err := c.rec.Add(rec); err != nil {
+			return exitcode.Wrap(exitcode.Failure, fmt.Errorf("--results: %w", err))
 		}
 	}
 	a.conn.send(ack)
@@ -955,9 +955,9 @@ func (c *Coordinator) finish() *run.Outcome {
 	}
 	var err error
 	switch {
-	case c.operatorAbort:
+	case c.operator == operatorAbort:
 		status = run.StatusAborted
-		err = exitcode.Wrap(exitcode.Aborted, errors.New("run interrupted by operator"))
+		err = exitcode.Wrap(exitcode.Aborted, fmt.Errorf("run aborted: %s", c.stopReason))
 	case c.abortedByLoss:
 		status = run.StatusAborted
 		err = exitcode.Wrap(exitcode.AgentLost, fmt.Errorf("agent lost, run stopped (--on-agent-loss=abort): %s", strings.Join(reasons, "; ")))
@@ -968,6 +968,12 @@ func (c *Coordinator) finish() *run.Outcome {
 		// --on-agent-loss=continue, but nothing is left to continue with.
 		status = run.StatusAborted
 		err = exitcode.Wrap(exitcode.AgentLost, fmt.Errorf("every agent was lost: %s", strings.Join(reasons, "; ")))
+	case c.operator == operatorStop:
+		// Every agent ended its calls in flight and reported them: a
+		// whole measurement of a shorter run.
+		status = run.StatusStopped
+		reasons = append(reasons, "Stopped early: "+c.stopReason)
+		err = exitcode.Wrap(exitcode.Stopped, fmt.Errorf("run stopped: %s", c.stopReason))
 	}
 	start, end := c.window()
 	var warm int64

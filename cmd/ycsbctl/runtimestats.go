@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"runtime/metrics"
 	"strings"
+
+	"github.com/ycsbctl/ycsbctl/internal/outfile"
 )
 
 // runtimeStatNames are the runtime/metrics counters that explain client CPU
@@ -51,5 +52,5 @@ func writeRuntimeStats(path string) error {
 			fmt.Fprintf(&b, "%s %d\n", s.Name, n)
 		}
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	return outfile.Write(path, []byte(b.String()), 0o644)
 }

@@ -1,13 +1,16 @@
-// Package bundle reads and writes a run bundle, the directory --results
-// fills: run.json (configuration, agents, per-interval merged and
-// per-agent statistics, final summary, status), summary.txt (the YCSB text
-// summary) and merged.hlog (an HdrHistogram interval log whose tags name
-// the series and the agent: "READ.all" for the merge, "READ.agent-0" for
-// agent 0).
+// Package bundle is the run's record: the bundle directory --results
+// fills, and the one builder that makes it. A bundle is run.json
+// (configuration, agents, per-interval merged and per-agent statistics,
+// final summary, status), summary.txt (the YCSB text summary) and
+// merged.hlog (an HdrHistogram interval log whose tags name the series and
+// the agent: "READ.all" for the merge, "READ.agent-0" for agent 0).
 //
-// The JSON layout is the coordinator's (coordinator/bundle.go writes the
-// same field names); single-host runs write it through this package with
-// one agent, so report and compare read every bundle the same way.
+// Both modes record a run the same way (a single host is a run with one
+// agent, index 0, address "local"): a Recorder writes the run's metadata
+// and then every agent's interval records to a spool as they are accepted;
+// Build turns the spool, and the run's ending when there is one, into the
+// bundle, at the end of the run or, after a crash, from `ycsbctl report
+// DIR` (Recover).
 package bundle
 
 import (
@@ -22,6 +25,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 )
@@ -92,8 +96,10 @@ type Config struct {
 	MaxClockOffsetNs int64             `json:"max_clock_offset_ns"`
 	AgentTimeoutNs   int64             `json:"agent_timeout_ns"`
 	Exporter         string            `json:"exporter"`
-	// CommandLine is the command as typed (single host).
+	// CommandLine is the command as typed.
 	CommandLine []string `json:"command_line,omitempty"`
+	// Percentiles are those the summary reports (hdrhistogram.percentiles).
+	Percentiles []float64 `json:"percentiles,omitempty"`
 }
 
 // Environment is where the load was generated from.
@@ -245,12 +251,10 @@ func Redact(props map[string]string) map[string]string {
 	return redact.Properties(props)
 }
 
-// WriteRun writes run.json atomically (via a temporary file), so a crash
-// never leaves a truncated file that tools would misread.
-//
-// Whatever the caller passed, secrets are hidden here too (the redaction is
-// idempotent), so that run.json never depends on every writer remembering.
-func WriteRun(dir string, r *Run) error {
+// redacted returns a copy of r with secrets hidden, whatever the caller
+// passed (the redaction is idempotent): run.json and the spool's header
+// never depend on every writer remembering.
+func redacted(r *Run) *Run {
 	safe := *r
 	safe.Config.Properties = redact.Properties(r.Config.Properties)
 	safe.Config.CommandLine = redact.Args(r.Config.CommandLine)
@@ -263,39 +267,23 @@ func WriteRun(dir string, r *Run) error {
 			safe.Agents[i] = a
 		}
 	}
-	b, err := json.MarshalIndent(&safe, "", "  ")
+	return &safe
+}
+
+// WriteRun writes run.json, secrets redacted, atomically (package
+// outfile), so a crash never leaves a truncated file that tools would
+// misread.
+func WriteRun(dir string, r *Run) error {
+	b, err := json.MarshalIndent(redacted(r), "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(dir, FileRunJSON), append(b, '\n'))
-}
-
-// Write finishes a bundle directory: summary.txt first, then run.json,
-// which is written last so that a bundle whose run.json exists is
-// complete, and so that it records the run's final exit code.
-func Write(dir string, r *Run, summaryText string) error {
-	if err := WriteSummary(dir, summaryText); err != nil {
-		return err
-	}
-	return WriteRun(dir, r)
+	return outfile.Write(filepath.Join(dir, FileRunJSON), append(b, '\n'), 0o644)
 }
 
 // WriteSummary writes summary.txt.
 func WriteSummary(dir string, text string) error {
-	return os.WriteFile(filepath.Join(dir, FileSummary), []byte(text), 0o644)
-}
-
-func writeAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	err := os.WriteFile(tmp, b, 0o644)
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		// A full file system must not leave half a file behind.
-		_ = os.Remove(tmp)
-	}
-	return err
+	return outfile.Write(filepath.Join(dir, FileSummary), []byte(text), 0o644)
 }
 
 // Bundle is a bundle read back from disk.

@@ -539,7 +539,7 @@ func TestInterruptStopsGracefully(t *testing.T) {
 	start := time.Now()
 	r := executeWithSignals(t, "", notify, quiet("run", "basic", "-P", "workloada", "-p", "operationcount=0", "-p", "maxexecutiontime=60")...)
 	assert.Less(t, time.Since(start), 20*time.Second)
-	assert.Equal(t, int(exitcode.Aborted), r.code, r.stderr)
+	assert.Equal(t, int(exitcode.Stopped), r.code, r.stderr)
 	assert.Contains(t, r.stderr, "Interrupted")
 	assert.Contains(t, r.stdout, "[OVERALL], RunTime(ms), ", "results are still reported")
 	assert.Contains(t, r.stdout, "[NOTE], Stopped early: interrupted by operator")

@@ -69,7 +69,7 @@ func TestRunJSONExitCode(t *testing.T) {
 			setup: func(t *testing.T, dir string) []string {
 				return []string{"-p", "exportfile=" + filepath.Join(dir, "missing", "out.txt")}
 			}},
-		{name: "interrupted", code: exitcode.Aborted, status: ycsbrun.StatusAborted, notify: interruptAfter(300 * time.Millisecond),
+		{name: "interrupted", code: exitcode.Stopped, status: ycsbrun.StatusStopped, notify: interruptAfter(300 * time.Millisecond),
 			args: quiet("run", "basic", "-P", "workloada", "-p", "operationcount=0", "-p", "maxexecutiontime=30", "-target", "2000")},
 		{name: "errors above threshold", code: exitcode.DBErrors, status: ycsbrun.StatusComplete,
 			args: quiet("run", "embedded", "-P", "workloadc", "-p", "operationcount=50", "-p", "ycsbctl.maxerrorrate=0.5"),

@@ -30,7 +30,8 @@ var propertyFlags = []propertyFlag{
 	{name: "no-tui", property: spec.PropTUI, boolValue: "false", usage: "print plain YCSB status lines instead of the live terminal view (" + spec.PropTUI + "=false)"},
 	{name: "metrics-addr", property: spec.PropMetricsAddr, usage: "serve Prometheus metrics at http://ADDR/metrics; a bare port binds 127.0.0.1 (" + spec.PropMetricsAddr + ")",
 		check: func(v string) error { _, err := metrics.NormalizeAddr(v); return err }},
-	{name: "results", property: spec.PropResults, usage: "write a run bundle (run.json, summary.txt, merged.hlog) to this directory (" + spec.PropResults + ")"},
+	{name: "results", property: spec.PropResults, usage: "write a run bundle (run.json, summary.txt, merged.hlog) to this directory, which must not hold one already (" + spec.PropResults + ")"},
+	{name: "overwrite", property: spec.PropOverwrite, boolValue: "true", usage: "replace the bundle already in --results DIR (its run.json, summary, logs, spool and reports are removed before the run) (" + spec.PropOverwrite + "=true)"},
 }
 
 // addPropertyFlags adds the property flags to a command. Flags the

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ycsbctl/ycsbctl/coordinator"
+	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/report"
 )
 
@@ -28,17 +28,24 @@ configuration and environment.
 interval, and per agent and interval in distributed runs).
 
 The output goes to RUN_DIR/report.html (or RUN_DIR/intervals.csv) unless
--o names a file; -o - writes to stdout. When RUN_DIR holds only the spool
-of a coordinator that was killed, the bundle is first rebuilt from it
-(the run marked aborted, with every interval merged before the end).`,
+-o names a file; -o - writes to stdout. A file is written whole or not at
+all, and only over a regular file (a symbolic link to one is followed);
+a directory, device, FIFO or socket is refused (exit 2).
+
+When RUN_DIR holds only the spool of a run whose process was killed (a
+single host or a coordinator), the bundle is first rebuilt from it: the
+run marked aborted, its exit code unknown, with every interval measured
+before the end. A directory holding the spools of several runs is refused.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// A coordinator killed mid-run leaves its spool, not a
-			// bundle: rebuild what it had merged first.
-			if ok, err := coordinator.Recover(args[0]); err != nil {
+			// A run killed mid-run leaves its spool, not a bundle:
+			// rebuild what it had measured first.
+			if used, err := bundle.Recover(args[0]); bundle.IsSpools(err) {
+				return invalid(err)
+			} else if err != nil {
 				return fmt.Errorf("recovering %s: %w", args[0], err)
-			} else if ok {
-				fmt.Fprintf(gs.Stderr, "Recovered the bundle of an unfinished run from its spool in %s\n", args[0])
+			} else if used != "" {
+				fmt.Fprintf(gs.Stderr, "Recovered the bundle of an unfinished run from its spool %s\n", used)
 			}
 			r, err := report.Load(args[0])
 			if err != nil {
@@ -49,12 +56,12 @@ of a coordinator that was killed, the bundle is first rebuilt from it
 			case "html":
 				write = func(w io.Writer) error { return report.WriteHTML(w, r, report.Options{Now: gs.Clock.Now()}) }
 				if out == "" {
-					out = filepath.Join(r.B.Dir, "report.html")
+					out = filepath.Join(r.B.Dir, bundle.FileReport)
 				}
 			case "csv":
 				write = func(w io.Writer) error { return report.WriteCSV(w, []*report.Run{r}) }
 				if out == "" {
-					out = filepath.Join(r.B.Dir, "intervals.csv")
+					out = filepath.Join(r.B.Dir, bundle.FileIntervals)
 				}
 			default:
 				return invalid(fmt.Errorf("--format %q: expected html or csv", format))
@@ -67,27 +74,18 @@ of a coordinator that was killed, the bundle is first rebuilt from it
 	return cmd
 }
 
-// writeOutput writes to a file (atomically enough for a report: a
-// temporary file renamed into place) or to stdout for "-".
+// writeOutput writes to a file, whole or not at all and only over a
+// regular file (package outfile: a refused target is a usage error), or
+// to stdout for "-".
 func writeOutput(gs *GlobalState, path string, write func(io.Writer) error) error {
 	if path == "-" {
 		return write(gs.Stdout)
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
+	if err := outfile.WriteWith(path, 0o644, write); err != nil {
+		if errors.Is(err, outfile.ErrNotFile) {
+			return invalid(fmt.Errorf("-o %w", err))
+		}
 		return fmt.Errorf("-o %s: %w", path, err)
-	}
-	if err := write(f); err != nil {
-		// The write error is the one to report; a failure to clean up
-		// the partial file is reported with it.
-		return errors.Join(err, f.Close(), os.Remove(tmp))
-	}
-	if err := f.Close(); err != nil {
-		return errors.Join(err, os.Remove(tmp))
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
 	}
 	fmt.Fprintf(gs.Stderr, "Wrote %s\n", path)
 	return nil

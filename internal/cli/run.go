@@ -75,7 +75,7 @@ func newSession(gs *GlobalState, sp *spec.Spec) *session.Session {
 	return session.New(session.Options{
 		Spec: sp, CommandLine: append([]string{"ycsbctl"}, gs.Args...),
 		Stdin: gs.Stdin, Stdout: gs.Stdout, Stderr: gs.Stderr, Clock: gs.Clock,
-		Terminal: gs.IsTerminal, Getenv: gs.Getenv, Notify: gs.SignalNotify, StopNotify: gs.SignalStop,
+		Terminal: gs.IsTerminal, Getenv: gs.Getenv, Notify: gs.SignalNotify, StopNotify: gs.SignalStop, OutputClosed: gs.OutputClosed,
 		Workload: workloadName(gs.Args), Banner: gs.Banner,
 	})
 }

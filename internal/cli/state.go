@@ -34,6 +34,9 @@ type GlobalState struct {
 	// SignalNotify and SignalStop are signal.Notify and signal.Stop.
 	SignalNotify func(c chan<- os.Signal, sig ...os.Signal)
 	SignalStop   func(c chan<- os.Signal)
+	// OutputClosed reports whether the reader of stdout or stderr has gone
+	// (a closed pipe or socket); nil when it cannot tell.
+	OutputClosed func() bool
 }
 
 // NewGlobalState returns the real process state.
@@ -54,5 +57,6 @@ func NewGlobalState() *GlobalState {
 		ReadFile:     properties.ReadFile,
 		SignalNotify: signal.Notify,
 		SignalStop:   signal.Stop,
+		OutputClosed: outputClosed,
 	}
 }

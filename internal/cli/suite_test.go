@@ -20,6 +20,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/spool"
 	"github.com/ycsbctl/ycsbctl/internal/cli"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
@@ -281,7 +282,7 @@ steps:
 		// Ctrl-C once the timed step runs and has its own handler (the
 		// suite's is the first registration, the steps' follow).
 		for ctx.Err() == nil {
-			if _, err := os.Stat(filepath.Join(res, "basic", "03-run-workloada", bundle.FileHlog)); err == nil && sig.count() >= 4 {
+			if spools, _ := spool.Find(filepath.Join(res, "basic", "03-run-workloada")); len(spools) > 0 && sig.count() >= 4 {
 				time.Sleep(300 * time.Millisecond)
 				sig.interrupt()
 				return
@@ -306,7 +307,7 @@ steps:
 	assert.True(t, st.Interrupted)
 	b, err := bundle.Read(filepath.Join(res, "basic", "03-run-workloada"))
 	require.NoError(t, err)
-	assert.Equal(t, run.StatusAborted, b.Run.Status)
+	assert.Equal(t, run.StatusStopped, b.Run.Status, "the step was stopped gracefully")
 	ids := map[string]string{}
 	for _, d := range []string{"01-load-workloada", "02-run-workloadc"} {
 		b, err := bundle.Read(filepath.Join(res, "basic", d))

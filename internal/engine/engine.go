@@ -62,7 +62,15 @@ type Result struct {
 	Intervals      int64
 	// Stopped says why the run ended before its budget, if it did.
 	Stopped string
+	// Abandoned counts workers still inside a database call AbandonAfter
+	// after an abort cancelled it: the run ended without them.
+	Abandoned int
 }
+
+// AbandonAfter bounds how long an aborted run waits for workers whose
+// database call ignores the cancellation: the run then ends without them,
+// so that no driver can hold it forever.
+const AbandonAfter = 5 * time.Second
 
 // Throughput returns measured transactions per second.
 func (r *Result) Throughput() float64 {
@@ -82,6 +90,8 @@ type worker struct {
 	warmup  int64
 	lagNs   atomic.Int64
 	warmOps atomic.Int64
+	// finished is set when the worker has returned.
+	finished atomic.Bool
 }
 
 // Runner is a prepared run.
@@ -98,6 +108,9 @@ type Runner struct {
 	sleepCancel context.CancelFunc
 	stop        atomic.Bool
 	reason      atomic.Pointer[string]
+	// aborted is closed by the first Abort.
+	aborted   chan struct{}
+	abortOnce sync.Once
 
 	measuring   atomic.Bool
 	measureAtNs atomic.Int64 // clock Nanotime when measuring began
@@ -144,7 +157,7 @@ func Prepare(ctx context.Context, o Options) (*Runner, error) {
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	r := &Runner{opts: o, clk: o.Clock, ctx: rctx, cancel: cancel,
-		warmupDone: make(chan struct{}), started: make(chan struct{}), done: make(chan struct{})}
+		warmupDone: make(chan struct{}), started: make(chan struct{}), done: make(chan struct{}), aborted: make(chan struct{})}
 	r.sleepCtx, r.sleepCancel = context.WithCancel(rctx)
 	seed := o.Seed
 	if seed == 0 {
@@ -204,6 +217,7 @@ func (r *Runner) Stop(reason string) {
 func (r *Runner) Abort(reason string) {
 	r.Stop(reason)
 	r.cancel()
+	r.abortOnce.Do(func() { close(r.aborted) })
 }
 
 // Done is closed when the run has finished and its result is ready.
@@ -267,6 +281,7 @@ func (r *Runner) execute(startNs int64) {
 		wg.Add(1)
 		go func(w *worker) {
 			defer wg.Done()
+			defer w.finished.Store(true)
 			r.work(w, startNs, &warmWG)
 		}(w)
 	}
@@ -275,7 +290,21 @@ func (r *Runner) execute(startNs int64) {
 	}
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
-	r.report(allDone)
+	// The run ends when every worker has, or AbandonAfter after an abort
+	// with workers still stuck in calls that ignore the cancellation.
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		select {
+		case <-allDone:
+		case <-r.aborted:
+			select {
+			case <-allDone:
+			case <-r.clk.After(AbandonAfter):
+			}
+		}
+	}()
+	r.report(ended)
 }
 
 // warmupController switches from warm-up to measuring when the warm-up
@@ -480,6 +509,12 @@ func (r *Runner) report(allDone <-chan struct{}) {
 	}
 	for _, w := range r.workers {
 		res.WarmupOps += w.warmOps.Load()
+		if !w.finished.Load() {
+			res.Abandoned++
+		}
+	}
+	if res.Abandoned > 0 {
+		r.opts.Logf("%d worker(s) still inside a database call %s after the abort: the run ends without them", res.Abandoned, AbandonAfter)
 	}
 	if p := r.reason.Load(); p != nil {
 		res.Stopped = *p

@@ -195,9 +195,15 @@ func Write(path string, b []byte, perm fs.FileMode) error {
 	})
 }
 
-// Append opens path for appending, creating it with perm; it refuses what
-// Check refuses.
+// Append opens path for appending, creating it with perm. Appending never
+// replaces what is there, so besides a regular file it accepts a character
+// device (/dev/null discards, as YCSB users do with raw samples); it
+// refuses a directory, a FIFO (opening one blocks until something reads
+// it), a socket and a block device.
 func Append(path string, perm fs.FileMode) (*os.File, error) {
+	if st, err := os.Stat(path); err == nil && st.Mode()&fs.ModeCharDevice != 0 {
+		return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	}
 	target, err := Resolve(path)
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	ycsbrun "github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/sink/hlog"
 	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
+	"github.com/ycsbctl/ycsbctl/internal/wire"
 	"github.com/ycsbctl/ycsbctl/workloads"
 )
 
@@ -87,33 +88,41 @@ func makeBundle(t *testing.T, dir string, f fixture) string {
 	const secs = 10.0
 	total := measurement.NewInterval(0, 0, 0)
 	if f.agents == 0 {
-		w, err := bundle.NewLocalRecorder(dir, start)
-		if err != nil {
+		// A single host's bundle, recorded as a run records it.
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		meta := &bundle.Run{RunID: "run-" + filepath.Base(dir), Tool: "ycsbctl", Version: "test", Protocol: 1, DB: f.db, Phase: "run",
+			Label: f.label, Mode: ycsbrun.ModeSingleHost, StartedAt: start,
+			Config: bundle.Config{Properties: bundle.Redact(props), Agents: []string{ycsbrun.LocalAgent}, IntervalNs: int64(10 * time.Second),
+				CommandLine: bundle.RedactArgs([]string{"run", f.db, "-P", f.workload, "-threads", "8"})},
+			Agents: []bundle.Agent{{Index: 0, Address: ycsbrun.LocalAgent, Version: "test", Protocol: 1, Threads: 8}}}
+		rec := bundle.NewRecorder(dir, meta)
+		if err := rec.Start(); err != nil {
 			t.Fatal(err)
 		}
 		for i := 1; i <= f.intervals; i++ {
 			ops := int64(f.rate * secs * (1 + f.jitter*r.NormFloat64()))
 			iv := synthInterval(r, int64(i), start.Add(time.Duration(i-1)*10*time.Second), secs, ops, f.latencyUs)
 			total.Add(iv)
-			w.OnInterval(&ycsbrun.Update{Interval: iv, Cumulative: total, Progress: ycsbrun.Progress{Final: i == f.intervals}})
+			wr, err := wire.RecordFromInterval(0, iv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rec.Add(wr); err != nil {
+				t.Fatal(err)
+			}
 		}
 		rt := time.Duration(f.intervals) * 10 * time.Second
-		rec := &bundle.Run{RunID: "run-" + filepath.Base(dir), Tool: "ycsbctl", Version: "test", Protocol: 1, DB: f.db, Phase: "run",
-			Label: f.label, Mode: ycsbrun.ModeSingleHost, StartedAt: start, EndedAt: start.Add(rt + 2*time.Second),
-			Config: bundle.Config{Properties: bundle.Redact(props), IntervalNs: int64(10 * time.Second),
-				CommandLine: bundle.RedactArgs([]string{"run", f.db, "-P", f.workload, "-threads", "8"})},
-			Status: ycsbrun.StatusComplete, ExitReason: "ok"}
-		if err := w.Fill(rec, bundle.LocalResult{StartNs: start.UnixNano(), EndNs: start.Add(rt).UnixNano(), RunTime: rt, Total: total,
-			Intervals: int64(f.intervals), Threads: 8}); err != nil {
-			t.Fatal(err)
-		}
 		sum := &ycsbtext.Summary{RunTime: rt, Total: total, Percentiles: []float64{50, 95, 99}}
 		var text strings.Builder
 		if err := ycsbtext.Export(&text, ycsbtext.TextExporter, sum); err != nil {
 			t.Fatal(err)
 		}
-		rec.Summary = bundle.SummaryOf(sum, text.String())
-		if err := bundle.Write(dir, rec, text.String()); err != nil {
+		if _, err := rec.Finish(&bundle.Ending{EndedAt: start.Add(rt + 2*time.Second), Status: ycsbrun.StatusComplete, ExitReason: "ok",
+			Summary: sum, SummaryText: text.String(), PlannedStart: start,
+			Agents: []bundle.AgentEnding{{State: ycsbrun.AgentFinished, Final: &bundle.Final{StartUnixNs: start.UnixNano(), EndUnixNs: start.Add(rt).UnixNano(),
+				RunTimeMs: float64(rt) / 1e6, Operations: total.Ops, Intervals: int64(f.intervals)}}}}); err != nil {
 			t.Fatal(err)
 		}
 		return dir

@@ -250,7 +250,8 @@ func (r *Run) rateIntervals() []bundle.Interval {
 // when the process exited non-zero, the exit code and its reason (a run
 // whose errors exceeded ycsbctl.maxerrorrate is "complete" but exit 5).
 // class is the badge's style: complete, partial or aborted (red for any
-// non-zero exit).
+// non-zero exit but a graceful stop's, whose measurement is whole but
+// short: amber, as partial).
 func (r *Run) Verdict() (text, class string) {
 	run := r.B.Run
 	status := string(run.Status)
@@ -261,6 +262,9 @@ func (r *Run) Verdict() (text, class string) {
 	if run.ExitCode != 0 {
 		text = fmt.Sprintf("%s · exit %d (%s)", status, run.ExitCode, run.ExitReason)
 		class = string(ycsbrun.StatusAborted)
+	}
+	if run.Status == ycsbrun.StatusStopped {
+		class = string(ycsbrun.StatusPartial)
 	}
 	return text, class
 }

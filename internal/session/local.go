@@ -5,15 +5,18 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/procstat"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
+	"github.com/ycsbctl/ycsbctl/internal/wire"
 )
 
 // Local is the source of a single-host run: this process' own engine,
@@ -25,12 +28,17 @@ type Local struct {
 	id      string
 	started time.Time
 	host    string
+	logf    func(string, ...any)
 	fwd     *forward
-	rec     *bundle.LocalRecorder
+	// rec is the run's record: the engine's intervals are encoded and
+	// spooled by the reporter goroutine, never by workers.
+	rec         *bundle.Recorder
+	spoolFailed bool
 
-	self run.SelfView
-	cpu0 float64
-	res  *engine.Result
+	self    run.SelfView
+	cpu0    float64
+	res     *engine.Result
+	aborted atomic.Pointer[string]
 }
 
 // forward lets the engine, whose sink is fixed when it is prepared, feed
@@ -56,18 +64,10 @@ func NewLocal(ctx context.Context, sp *spec.Spec, clk clock.Clock, logf func(str
 	if clk == nil {
 		clk = clock.NewReal()
 	}
-	l := &Local{spec: sp, clk: clk, started: clk.Now(), fwd: &forward{}}
+	l := &Local{spec: sp, clk: clk, started: clk.Now(), fwd: &forward{}, logf: logf}
 	l.id = run.NewID(l.started)
 	l.host, _ = os.Hostname()
 	l.self = run.SelfView{Name: run.LocalAgent, Hostname: l.host}
-	if dir := sp.Output.ResultsDir; dir != "" {
-		rec, err := bundle.NewLocalRecorder(dir, l.started)
-		if err != nil {
-			// Nothing was sent yet: refuse before the run, not after it.
-			return nil, exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("--results %s: %w", dir, err))
-		}
-		l.rec = rec
-	}
 	prep, err := spec.Prepare(ctx, sp, clk, logf, run.SinkFunc(l.onInterval))
 	if err != nil {
 		return nil, err
@@ -82,18 +82,48 @@ func (l *Local) Info() run.Info {
 		Threads: l.prep.Runner.Threads(), Started: l.started}
 }
 
-// onInterval adds the one agent's view to the engine's interval.
+// onInterval adds the one agent's view to the engine's interval and
+// spools it, as an agent's record is spooled by its coordinator. It runs
+// on the engine's reporter goroutine.
 func (l *Local) onInterval(u *run.Update) {
 	u.RunID = l.id
 	l.self.Describe(u, procstat.CPUSeconds())
-	if l.rec != nil {
-		l.rec.OnInterval(u)
+	if l.rec != nil && !u.Progress.Warmup && !l.spoolFailed {
+		if err := l.spool(u); err != nil {
+			// The run goes on; the bundle fails at the end with this
+			// error, and what was spooled can still be rebuilt.
+			l.spoolFailed = true
+			l.logf("--results: %v", err)
+		}
 	}
 	l.fwd.OnInterval(u)
 }
 
+func (l *Local) spool(u *run.Update) error {
+	rec, err := wire.RecordFromInterval(0, u.Interval)
+	if err != nil {
+		return err
+	}
+	rec.LagNs = int64(u.Progress.Lag)
+	rec.Final = u.Progress.Final
+	if len(u.Agents) > 0 {
+		rec.CpuSeconds = u.Agents[0].CPUSeconds
+	}
+	return l.rec.Add(rec)
+}
+
 // Run starts the engine now and waits for it.
-func (l *Local) Run(ctx context.Context, sink run.Sink) *run.Outcome {
+func (l *Local) Run(ctx context.Context, sink run.Sink, rec *bundle.Recorder) *run.Outcome {
+	if rec != nil {
+		rec.Meta.Agents = []bundle.Agent{{Index: 0, Address: run.LocalAgent, Hostname: l.host, Version: rec.Meta.Version,
+			Protocol: rec.Meta.Protocol, Threads: l.prep.Runner.Threads()}}
+		rec.Meta.Config.Agents = []string{run.LocalAgent}
+		if err := rec.Start(); err != nil {
+			return &run.Outcome{Total: measurement.NewInterval(0, 0, 0), Status: run.StatusAborted, NeverStarted: true,
+				Err: exitcode.Wrap(exitcode.Failure, fmt.Errorf("--results %s: %w", rec.Dir(), err))}
+		}
+		l.rec = rec
+	}
 	l.fwd.mu.Lock()
 	l.fwd.sink = sink
 	l.fwd.mu.Unlock()
@@ -120,8 +150,17 @@ func (l *Local) Run(ctx context.Context, sink run.Sink) *run.Outcome {
 	l.res = res
 	out := &run.Outcome{RunTime: res.RunTime, Total: res.Total, WarmupOps: res.WarmupOps, Status: run.StatusComplete}
 	if res.Stopped != "" {
-		out.Status = run.StatusAborted
+		out.Status = run.StatusStopped
 		out.Reasons = []string{"Stopped early: " + res.Stopped}
+		out.Err = exitcode.Wrap(exitcode.Stopped, fmt.Errorf("run stopped: %s", res.Stopped))
+	}
+	if why := l.aborted.Load(); why != nil {
+		out.Status = run.StatusAborted
+		out.Reasons = append(out.Reasons, "Aborted: "+*why)
+		out.Err = exitcode.Wrap(exitcode.Aborted, fmt.Errorf("run aborted: %s", *why))
+	}
+	if res.Abandoned > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d worker(s) did not return from a database call cancelled by the abort within %s; their calls in flight are not counted", res.Abandoned, engine.AbandonAfter))
 	}
 	if err := l.prep.Close(); err != nil {
 		out.Notes = append(out.Notes, fmt.Sprintf("closing the database: %v", err))
@@ -136,7 +175,10 @@ func (l *Local) Run(ctx context.Context, sink run.Sink) *run.Outcome {
 func (l *Local) Stop(reason string) { l.prep.Runner.Stop(reason) }
 
 // Abort ends the run and cancels operations in flight.
-func (l *Local) Abort(reason string) { l.prep.Runner.Abort(reason) }
+func (l *Local) Abort(reason string) {
+	l.aborted.CompareAndSwap(nil, &reason)
+	l.prep.Runner.Abort(reason)
+}
 
 // Close releases the database of a run that never ran.
 func (l *Local) Close() error {
@@ -146,13 +188,18 @@ func (l *Local) Close() error {
 	return l.prep.Close()
 }
 
-// Record adds the single agent and the recorded intervals to the bundle.
-func (l *Local) Record(r *bundle.Run) error {
-	if l.rec == nil || l.res == nil {
-		return fmt.Errorf("no results were recorded")
-	}
+// End adds the single agent's own account of the run.
+func (l *Local) End(e *bundle.Ending) {
 	res := l.res
-	return l.rec.Fill(r, bundle.LocalResult{StartNs: res.StartNs, EndNs: res.EndNs, RunTime: res.RunTime, Total: res.Total,
-		WarmupOps: res.WarmupOps, Intervals: res.Intervals, Stopped: res.Stopped, Threads: l.prep.Runner.Threads(),
-		CPUSeconds: procstat.CPUSeconds() - l.cpu0, Hostname: l.host})
+	if res == nil {
+		return
+	}
+	if res.StartNs > 0 {
+		e.PlannedStart = time.Unix(0, res.StartNs)
+	}
+	var skew int64
+	cpu := procstat.CPUSeconds() - l.cpu0
+	e.Agents = []bundle.AgentEnding{{State: run.AgentFinished, StartSkewNs: &skew,
+		Final: &bundle.Final{StartUnixNs: res.StartNs, EndUnixNs: res.EndNs, RunTimeMs: float64(res.RunTime) / 1e6, Operations: res.Total.Ops,
+			WarmupOps: res.WarmupOps, Intervals: res.Intervals, Stopped: res.Stopped, CPUSeconds: cpu}}}
 }

@@ -2,10 +2,12 @@
 // source of intervals (the local engine, or a coordinator merging its
 // agents) feeds a fan-out of sinks (YCSB status lines, timeseries, the
 // HdrHistogram file log, Prometheus, the live view), and the session owns
-// everything around them exactly once: operator signals (first Ctrl-C
-// stops gracefully, the second aborts), the final YCSB summary and
-// exportfile, the verdicts that decide the exit code, and the run bundle,
-// written last so that run.json records the exit code the process returns.
+// everything around them exactly once: the results directory, operator
+// signals (the first Ctrl-C or SIGTERM stops gracefully within a grace
+// period, the second aborts; a closed stdout stops gracefully), the final
+// YCSB summary and exportfile, the verdicts that decide the exit code, and
+// the run's record (package bundle), whose bundle is built last so that
+// run.json records the exit code the process returns.
 package session
 
 import (
@@ -18,12 +20,12 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/sink/hlog"
 	"github.com/ycsbctl/ycsbctl/internal/sink/metrics"
@@ -39,17 +41,21 @@ type Source interface {
 	// Info describes the run before it starts.
 	Info() run.Info
 	// Run executes the run, handing every interval to sink, and returns
-	// when it is over.
-	Run(ctx context.Context, sink run.Sink) *run.Outcome
+	// when it is over. When the run is recorded (rec is not nil) the
+	// source completes rec.Meta with what it knows of the run (its
+	// agents, plan, limits), starts rec before any load, and adds every
+	// interval record to it as it is accepted, off the workers' path. A
+	// source that cannot start rec returns an outcome that never started.
+	Run(ctx context.Context, sink run.Sink, rec *bundle.Recorder) *run.Outcome
 	// Stop ends the run gracefully: what is in flight finishes and is
 	// measured. Abort also cancels operations in flight. Both may be
 	// called from any goroutine, before or during Run.
 	Stop(reason string)
 	Abort(reason string)
-	// Record adds what only the source knows to the run bundle (agents,
-	// plan, per-interval statistics, merged.hlog). It is called after
-	// Run, only when a results directory is set.
-	Record(r *bundle.Run) error
+	// End adds what only the source knows of how the run ended to the
+	// bundle's ending (agents' states and their own accounts, the planned
+	// start). It is called after Run, only when the run is recorded.
+	End(e *bundle.Ending)
 }
 
 // Options is the outside world of a session.
@@ -68,6 +74,10 @@ type Options struct {
 	// Notify and StopNotify are signal.Notify and signal.Stop.
 	Notify     func(c chan<- os.Signal, sig ...os.Signal)
 	StopNotify func(c chan<- os.Signal)
+	// OutputClosed reports whether stdout (or stderr) is a pipe or socket
+	// whose reader has gone: asked when a SIGPIPE arrives, which any
+	// closed connection of the process also raises.
+	OutputClosed func() bool
 	// Workload names the workload for the live view and run_info (the -P
 	// names as given).
 	Workload string
@@ -84,7 +94,9 @@ type Session struct {
 	errOut *switchWriter
 
 	opened bool
-	hlog   *hlog.FileSink
+	// results is the results directory, made ready before any load.
+	results *bundle.Claimed
+	hlog    *hlog.FileSink
 	exp    *metrics.Exporter
 	msrv   *metrics.Server
 }
@@ -120,9 +132,10 @@ func (s *Session) Header() {
 }
 
 // Open prepares what must work before any load is sent: the HdrHistogram
-// file log, the /metrics listener and the exportfile's directory. A
-// failure is a usage error (exit 2) and nothing has run. Run calls it when
-// the caller did not.
+// file log, the /metrics listener, the exportfile's directory and the
+// results directory (refused when it holds a bundle, unless --overwrite).
+// A failure is a usage error (exit 2) and nothing has run. Run calls it
+// when the caller did not.
 func (s *Session) Open() error {
 	if s.opened {
 		return nil
@@ -133,13 +146,19 @@ func (s *Session) Open() error {
 		return err
 	}
 	if f := sp.Output.ExportFile; f != "" {
-		if err := checkWritableDir(filepath.Dir(f)); err != nil {
+		err := checkWritableDir(filepath.Dir(f))
+		if err == nil {
+			err = outfile.Check(f)
+		}
+		if err != nil {
+			s.closeOutputs()
 			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("property %q=%q: %w", spec.PropExportFile, f, err))
 		}
 	}
 	if sp.Output.HlogPath != "" {
 		hl, err := hlog.CreateFile(sp.Output.HlogPath, s.o.Clock.Now())
 		if err != nil {
+			s.closeOutputs()
 			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("property %q: %w", spec.PropHdrOutputPath, err))
 		}
 		s.hlog = hl
@@ -154,20 +173,32 @@ func (s *Session) Open() error {
 		s.msrv = srv
 		s.Logf("Prometheus metrics: %s", srv.URL())
 	}
+	// Last, so that --overwrite removes an old bundle only once
+	// everything else was accepted.
+	if dir := sp.Output.ResultsDir; dir != "" {
+		c, err := bundle.Claim(dir, sp.Output.Overwrite)
+		if err != nil {
+			s.closeOutputs()
+			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("--results %s: %w", dir, err))
+		}
+		s.results = c
+	}
 	return nil
 }
 
-// closeOutputs releases what Open opened, for a run that never ran.
+// closeOutputs releases what Open opened, for a run that never ran: it
+// leaves no file behind, and no results directory it created.
 func (s *Session) closeOutputs() {
 	if s.hlog != nil {
-		_ = s.hlog.Close()
-		_ = os.Remove(s.hlog.Path())
+		s.hlog.Discard()
 		s.hlog = nil
 	}
 	if s.msrv != nil {
 		_ = s.msrv.Close()
 		s.msrv = nil
 	}
+	s.results.Release()
+	s.results = nil
 }
 
 // Abandon releases what Open opened when the source could not be built.
@@ -230,30 +261,31 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	sinks = append(sinks, first)
 	sinks = append(sinks, s.o.Sinks...)
 
-	sigs := make(chan os.Signal, 2)
+	var rec *bundle.Recorder
+	if s.results != nil {
+		rec = bundle.NewRecorder(sp.Output.ResultsDir, s.meta(info))
+	}
+	stop := &stopper{src: src, logf: s.Logf, clk: s.o.Clock, grace: sp.Output.StopGrace, done: make(chan struct{})}
+	sigs := make(chan os.Signal, 4)
 	if s.o.Notify != nil {
-		s.o.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		// SIGPIPE is received rather than left to kill the process: a
+		// closed stdout ends the run gracefully, with its record.
+		s.o.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
 		defer s.o.StopNotify(sigs)
 	}
-	var interrupts atomic.Int32
-	interrupt := func() {
-		if interrupts.Add(1) == 1 {
-			s.Logf("Interrupted: stopping gracefully (press Ctrl-C again to abort)")
-			src.Stop("interrupted by operator")
-			return
-		}
-		src.Abort("aborted by operator")
-	}
-	done := make(chan struct{})
 	var sigWG sync.WaitGroup
 	sigWG.Add(1)
 	go func() {
 		defer sigWG.Done()
 		for {
 			select {
-			case <-sigs:
-				interrupt()
-			case <-done:
+			case sig := <-sigs:
+				if sig != syscall.SIGPIPE {
+					stop.interrupt(signalName(sig))
+				} else if s.o.OutputClosed != nil && s.o.OutputClosed() {
+					stop.stop("stdout was closed (SIGPIPE)", "stdout was closed (SIGPIPE): stopping gracefully; the results go to the bundle and exportfile")
+				}
+			case <-stop.done:
 				return
 			}
 		}
@@ -261,7 +293,7 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	ownsStderr := false
 	if live != nil {
 		// q and Ctrl-C inside the view count like signals.
-		live.Start(func(bool) { interrupt() })
+		live.Start(func(bool) { stop.interrupt("q in the live view") })
 		if tui.IsTerminal(s.o.Stderr) {
 			// Notices go under the view's tables instead of across them.
 			ownsStderr = true
@@ -270,9 +302,9 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 		}
 	}
 
-	out := src.Run(ctx, sinks)
+	out := src.Run(ctx, sinks, rec)
 	status.Flush()
-	close(done)
+	close(stop.done)
 	sigWG.Wait()
 	if live != nil {
 		// Give the terminal back before the summary prints.
@@ -288,8 +320,11 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 			}
 		}
 	}
-	v := s.verdict(out, interrupts.Load() > 0)
+	v := s.verdict(out, stop.get())
 	if out.NeverStarted {
+		if rec != nil {
+			rec.Discard()
+		}
 		s.closeOutputs()
 		if v.code == exitcode.OK {
 			v.fail(errors.New("the run never started"))
@@ -318,6 +353,12 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 		v.fail(err)
 	}
 	if err := s.writeSummary(sum, text.String()); err != nil {
+		if errors.Is(err, syscall.EPIPE) {
+			err = errors.New("stdout was closed: the summary could not be printed")
+			if rec != nil {
+				err = fmt.Errorf("%w (it is in %s)", err, filepath.Join(rec.Dir(), bundle.FileSummary))
+			}
+		}
 		v.fail(err)
 	}
 	if hl != nil {
@@ -329,11 +370,13 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 		v.fail(err)
 	}
 	v.checkErrorRate(failures, sp.Output.MaxErrorRate)
-	if dir := sp.Output.ResultsDir; dir != "" {
-		if err := s.writeBundle(dir, src, info, out, v, sum, text.String()); err != nil {
-			v.fail(fmt.Errorf("--results %s: %w", dir, err))
+	if rec != nil {
+		end := s.ending(out, v, sum, text.String())
+		src.End(end)
+		if _, err := rec.Finish(end); err != nil {
+			v.fail(fmt.Errorf("--results %s: %w", rec.Dir(), err))
 		} else {
-			s.Logf("Results: %s (ycsbctl report %s)", dir, dir)
+			s.Logf("Results: %s (ycsbctl report %s)", rec.Dir(), rec.Dir())
 		}
 	}
 	if v.code == exitcode.OK && out.Status == run.StatusPartial {
@@ -390,13 +433,9 @@ func (s *Session) writeSummary(sum *ycsbtext.Summary, text string) error {
 	if sp.Output.ExportFile == "" {
 		return ycsbtext.Export(s.o.Stdout, sp.Output.Exporter, sum)
 	}
-	f, err := os.Create(sp.Output.ExportFile)
-	if err == nil {
-		err = ycsbtext.Export(f, sp.Output.Exporter, sum)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
+	err := outfile.WriteWith(sp.Output.ExportFile, 0o644, func(w io.Writer) error {
+		return ycsbtext.Export(w, sp.Output.Exporter, sum)
+	})
 	if err != nil {
 		_, _ = fmt.Fprint(s.o.Stdout, text)
 		return fmt.Errorf("property %q: cannot write %s: %w (the summary went to stdout instead)", spec.PropExportFile, sp.Output.ExportFile, err)
@@ -404,37 +443,34 @@ func (s *Session) writeSummary(sum *ycsbtext.Summary, text string) error {
 	return nil
 }
 
-func (s *Session) writeBundle(dir string, src Source, info run.Info, out *run.Outcome, v *verdict, sum *ycsbtext.Summary, text string) error {
+// meta is run.json as the session knows it when the run starts; the
+// source adds its own part before starting the record.
+func (s *Session) meta(info run.Info) *bundle.Run {
 	sp := s.o.Spec
 	host, _ := os.Hostname()
-	r := &bundle.Run{
+	return &bundle.Run{
 		RunID: info.RunID, Tool: "ycsbctl", Version: version.Version, Protocol: version.Protocol,
 		DB: sp.DB, Phase: sp.Phase.String(), Label: sp.Output.Label, Mode: info.Mode,
-		StartedAt: info.Started, EndedAt: s.o.Clock.Now(),
+		StartedAt: info.Started,
 		Config: bundle.Config{Properties: bundle.Redact(sp.Props.Map()), Agents: info.Agents, IntervalNs: int64(sp.CutInterval),
-			Exporter: sp.Output.Exporter, CommandLine: bundle.RedactArgs(s.o.CommandLine)},
+			Exporter: sp.Output.Exporter, CommandLine: bundle.RedactArgs(s.o.CommandLine), Percentiles: sp.Percentiles},
 		Environment: &bundle.Environment{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()},
 	}
-	if err := src.Record(r); err != nil {
-		return err
-	}
-	// What the session decided goes in last: the source cannot know it.
-	r.Status = out.Status
-	r.StatusReasons = append(append([]string(nil), out.Reasons...), out.Notes...)
+}
+
+// ending is how the run ended as the session decided it: status, exit
+// code and summary.
+func (s *Session) ending(out *run.Outcome, v *verdict, sum *ycsbtext.Summary, text string) *bundle.Ending {
+	e := &bundle.Ending{EndedAt: s.o.Clock.Now(), Status: out.Status, Summary: sum, SummaryText: text,
+		Reasons:  append(append([]string(nil), out.Reasons...), out.Notes...),
+		ExitCode: int(v.code), ExitReason: v.code.String()}
 	if v.code == exitcode.DBErrors {
-		r.StatusReasons = append(r.StatusReasons, v.cause.Error())
+		e.Reasons = append(e.Reasons, v.cause.Error())
 	}
-	r.ExitCode, r.ExitReason = int(v.code), v.code.String()
 	if v.cause != nil {
-		r.Error = v.cause.Error()
+		e.Error = v.cause.Error()
 	}
-	r.Summary = bundle.SummaryOf(sum, text)
-	if err := bundle.WriteSummary(dir, text); err != nil {
-		return err
-	}
-	// A failure from here on cannot be recorded in run.json: it is the
-	// file that failed.
-	return bundle.WriteRun(dir, r)
+	return e
 }
 
 // verdict is the exit code being decided, with its cause.
@@ -443,14 +479,17 @@ type verdict struct {
 	cause error
 }
 
-func (s *Session) verdict(out *run.Outcome, interrupted bool) *verdict {
+// verdict starts from how the source says the run ended; a source that
+// did not say why it ended early gets the code of what the session asked.
+func (s *Session) verdict(out *run.Outcome, st stopState) *verdict {
 	v := &verdict{}
-	if out.Err != nil {
+	switch {
+	case out.Err != nil:
 		v.code, v.cause = exitcode.Of(out.Err), out.Err
-		return v
-	}
-	if interrupted {
-		v.code, v.cause = exitcode.Aborted, errors.New("run interrupted by operator")
+	case st == aborting:
+		v.code, v.cause = exitcode.Aborted, errors.New("run aborted by operator")
+	case st == stopping:
+		v.code, v.cause = exitcode.Stopped, errors.New("run stopped by operator")
 	}
 	return v
 }

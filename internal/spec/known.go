@@ -47,6 +47,8 @@ func Known() []properties.Known {
 		{Name: PropMetricsLinger, Default: "0", Help: "seconds /metrics stays up after the run"},
 		{Name: PropMetricsStartDelay, Default: "0", Help: "seconds the load waits after /metrics shows the run at zero (at least one scrape interval)"},
 		{Name: PropResults, Default: "", Help: "write the run bundle to this directory (--results)"},
+		{Name: PropOverwrite, Default: "false", Help: "replace the bundle already in the results directory (--overwrite)"},
+		{Name: PropStopGrace, Default: "10", Help: "seconds a graceful stop (first SIGINT/SIGTERM, q) waits for calls in flight before aborting them"},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
 )
@@ -120,7 +121,8 @@ func (m *Measurement) rawLog(logf func(string, ...any)) (*measurement.RawLog, er
 		logf("Raw data measurement: will output to stdout.")
 		return measurement.NewRawLog(os.Stdout, nil, prefix), nil
 	}
-	f, err := os.OpenFile(m.RawFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	// Appended to as YCSB does, but only a regular file (package outfile).
+	f, err := outfile.Append(m.RawFile, 0o644)
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("property %q: %w", PropRawOutputFile, err))
 	}

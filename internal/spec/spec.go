@@ -264,7 +264,16 @@ const (
 	// PropResults writes a run bundle (run.json, summary.txt,
 	// merged.hlog) to this directory.
 	PropResults = "ycsbctl.results"
+	// PropOverwrite lets a run replace the bundle already in its results
+	// directory (--overwrite); without it such a directory is refused.
+	PropOverwrite = "ycsbctl.results.overwrite"
+	// PropStopGrace bounds, in seconds, how long a graceful stop waits
+	// for calls in flight before it aborts them.
+	PropStopGrace = "ycsbctl.stopgrace"
 )
+
+// DefaultStopGrace is PropStopGrace's default.
+const DefaultStopGrace = 10 * time.Second
 
 // Output is how a run presents its results.
 type Output struct {
@@ -287,8 +296,12 @@ type Output struct {
 	// Status prints YCSB status lines (-s) with Label in front (-l).
 	Status bool
 	Label  string
-	// ResultsDir receives the run bundle; empty for none.
+	// ResultsDir receives the run bundle; empty for none. Overwrite
+	// replaces a bundle already there.
 	ResultsDir string
+	Overwrite  bool
+	// StopGrace is how long a graceful stop waits for calls in flight.
+	StopGrace time.Duration
 	// MetricsAddr serves /metrics; MetricsLinger keeps it up after the run.
 	MetricsAddr   string
 	MetricsLinger time.Duration
@@ -404,6 +417,17 @@ func parseOutput(p *properties.Properties, s *Settings) (*Output, error) {
 	// YCSB prints the label exactly as given (no trimming): "-l 'run1 '".
 	o.Label, _ = p.Lookup(PropLabel)
 	o.ResultsDir = p.String(PropResults, "")
+	if o.Overwrite, err = p.Bool(PropOverwrite, false); err != nil {
+		return nil, err
+	}
+	grace, err := p.Float64(PropStopGrace, DefaultStopGrace.Seconds())
+	if err != nil {
+		return nil, err
+	}
+	if grace <= 0 || grace > 3600 {
+		return nil, &properties.Error{Property: PropStopGrace, Value: p.String(PropStopGrace, ""), Expected: "seconds, more than 0 and at most 3600"}
+	}
+	o.StopGrace = time.Duration(grace * float64(time.Second))
 	o.MetricsAddr = p.String(PropMetricsAddr, "")
 	linger, err := p.Float64(PropMetricsLinger, 0)
 	if err != nil {

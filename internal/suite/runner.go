@@ -190,7 +190,7 @@ func (r *Runner) Run(ctx context.Context) (*State, exitcode.Code) {
 		if c == exitcode.OK {
 			continue
 		}
-		if r.isStopped() || c == exitcode.Aborted {
+		if r.isStopped() || c.ByOperator() {
 			code = exitcode.Aborted
 			break
 		}
@@ -274,7 +274,7 @@ func (r *Runner) runItem(ctx context.Context, i int, it *Item) exitcode.Code {
 	case code == exitcode.OK:
 		ss.Status = StatusPassed
 		r.durKind[it.Kind] = append(r.durKind[it.Kind], ss.Ended.Sub(start))
-	case code == exitcode.Aborted || r.isStopped():
+	case code.ByOperator() || r.isStopped():
 		ss.Status = StatusIncomplete
 		if code == exitcode.OK {
 			ss.ExitCode = int(exitcode.Aborted)
@@ -362,7 +362,7 @@ func (r *Runner) threadScan(ctx context.Context, i int, it *Item) exitcode.Code 
 			try.ExitCode, try.Ended = int(c), r.Clock.Now()
 			if c != exitcode.OK {
 				try.Status = StatusFailed
-				if c == exitcode.Aborted || r.isStopped() {
+				if c.ByOperator() || r.isStopped() {
 					try.Status = StatusIncomplete
 				}
 				r.state.Steps = append(r.state.Steps, try)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 )
 
@@ -100,11 +101,7 @@ func WriteState(dir string, s *State) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, FileState)
-	if err := os.WriteFile(path+".tmp", append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(path+".tmp", path)
+	return outfile.Write(filepath.Join(dir, FileState), append(b, '\n'), 0o644)
 }
 
 // BundleComplete reports whether dir holds a bundle of a run that ended

@@ -4,9 +4,10 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/xuri/excelize/v2"
+
+	"github.com/ycsbctl/ycsbctl/internal/outfile"
 )
 
 // Sheet names.
@@ -61,7 +62,7 @@ func (d *Data) WriteXLSX(path string) error {
 		return fmt.Errorf("chart: %w", err)
 	}
 	f.SetActiveSheet(0)
-	return f.SaveAs(path)
+	return outfile.WriteWith(path, 0o644, func(w io.Writer) error { return f.Write(w) })
 }
 
 func writeTable(f *excelize.File, sheet string, header []string, rows [][]Cell, style int) error {
@@ -196,13 +197,5 @@ func (d *Data) WriteCSV(w io.Writer) error {
 
 // WriteCSVFile writes summary.csv to path.
 func (d *Data) WriteCSVFile(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := d.WriteCSV(f); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
+	return outfile.WriteWith(path, 0o644, d.WriteCSV)
 }

@@ -9,15 +9,19 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 )
 
 // FileSink is the sink behind hdrhistogram.fileoutput: it writes every
 // measured interval's histograms to one log, tagged by series name
 // (READ, UPDATE, Intended-READ, ...).
+// The log is written to a temporary file beside its path (package
+// outfile) and takes its name when the run ends: what carries the name is
+// always a whole log.
 type FileSink struct {
 	path string
-	f    *os.File
+	f    *outfile.File
 	w    *Writer
 
 	mu  sync.Mutex
@@ -37,11 +41,18 @@ func CreateFile(path string, start time.Time) (*FileSink, error) {
 			return nil, err
 		}
 	}
-	f, err := os.Create(path)
+	f, err := outfile.Create(path, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	return &FileSink{path: path, f: f, w: NewWriter(f, start)}, nil
+}
+
+// Discard removes the log of a run that never ran.
+func (s *FileSink) Discard() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.f.Discard()
 }
 
 // Path is the log's file name.
@@ -73,9 +84,13 @@ func (s *FileSink) OnInterval(u *run.Update) {
 func (s *FileSink) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cerr := s.f.Close()
 	if s.err != nil {
+		s.f.Discard()
 		return fmt.Errorf("writing %s: %w", s.path, s.err)
+	}
+	cerr := s.w.Flush()
+	if cerr == nil {
+		cerr = s.f.Commit()
 	}
 	if cerr != nil {
 		return fmt.Errorf("writing %s: %w", s.path, cerr)

@@ -3,13 +3,13 @@ package hlog
 import (
 	"bufio"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 )
 
@@ -36,8 +36,10 @@ type OpFiles struct {
 	err   error
 }
 
+// opLog is one measurement's log, written to a temporary file that takes
+// its name at Close (package outfile).
 type opLog struct {
-	f *os.File
+	f *outfile.File
 	w *bufio.Writer
 }
 
@@ -73,7 +75,7 @@ func (o *OpFiles) OnInterval(u *run.Update) {
 func (o *OpFiles) write(s measurement.Series, startNs, endNs int64, h *hdrhistogram.Histogram) error {
 	l := o.files[s]
 	if l == nil {
-		f, err := os.Create(o.Path(s))
+		f, err := outfile.Create(o.Path(s), 0o644)
 		if err != nil {
 			return err
 		}
@@ -119,11 +121,14 @@ func (o *OpFiles) Close() error {
 		if l == nil {
 			continue
 		}
-		if ferr := l.w.Flush(); err == nil {
-			err = ferr
+		ferr := l.w.Flush()
+		if ferr == nil {
+			ferr = l.f.Commit()
+		} else {
+			l.f.Discard()
 		}
-		if cerr := l.f.Close(); err == nil {
-			err = cerr
+		if err == nil {
+			err = ferr
 		}
 	}
 	return err

@@ -148,12 +148,12 @@ func TestTmuxRunQuit(t *testing.T) {
 		t.Errorf("the view shares the screen with other output:\n%s", s)
 	}
 	tm.keys("q")
-	if code := tm.exitCode(15 * time.Second); code != "4" {
-		t.Errorf("exit code %s, want 4 (stopped by the operator)", code)
+	if code := tm.exitCode(15 * time.Second); code != "6" {
+		t.Errorf("exit code %s, want 6 (stopped by the operator)", code)
 	}
 	s = tm.screen()
 	t.Logf("final screen:\n%s", s)
-	for _, want := range []string{`\[OVERALL\], RunTime\(ms\), \d+`, `\[READ\], Operations, \d+`, `\[UPDATE\], 99thPercentileLatency\(us\), \d+`, `Interrupted: stopping gracefully`} {
+	for _, want := range []string{`\[OVERALL\], RunTime\(ms\), \d+`, `\[READ\], Operations, \d+`, `\[UPDATE\], 99thPercentileLatency\(us\), \d+`, `Interrupted \(q in the live view\): stopping gracefully`} {
 		if !regexp.MustCompile(want).MatchString(s) {
 			t.Errorf("final screen lacks %q:\n%s", want, s)
 		}
@@ -317,8 +317,8 @@ func TestTmuxLoadProgressAndNoTUI(t *testing.T) {
 		t.Errorf("no load title:\n%s", s)
 	}
 	tm.keys("q")
-	if code := tm.exitCode(15 * time.Second); code != "4" {
-		t.Errorf("exit code %s, want 4", code)
+	if code := tm.exitCode(15 * time.Second); code != "6" {
+		t.Errorf("exit code %s, want 6 (stopped by the operator)", code)
 	}
 
 	// --no-tui keeps YCSB's status lines on a terminal.

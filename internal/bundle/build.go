@@ -1,0 +1,315 @@
+package bundle
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/outfile"
+	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/sink/hlog"
+	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
+	"github.com/ycsbctl/ycsbctl/internal/spool"
+	"github.com/ycsbctl/ycsbctl/internal/wire"
+	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
+)
+
+// RecoveredExitCode is what run.json says of a run whose process never
+// returned an exit code (it was killed): no exit code is known.
+const RecoveredExitCode = -1
+
+// Build writes the bundle of the run spooled at spoolPath into dir:
+// merged.hlog, summary.txt, and run.json last, so that a bundle whose
+// run.json exists is complete. It is the one place a bundle is made: at
+// the end of a run in either mode (with its ending), and after a crash
+// (end nil: the run is marked aborted, its exit code unknown). The spool
+// is removed once the bundle holds everything it did.
+func Build(dir, spoolPath string, end *Ending) (*Run, error) {
+	rd, err := spool.Open(spoolPath)
+	if err != nil {
+		return nil, err
+	}
+	r, err := build(dir, rd, end)
+	if cerr := rd.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r, os.Remove(spoolPath)
+}
+
+func build(dir string, rd *spool.Reader, end *Ending) (*Run, error) {
+	var r Run
+	if err := json.Unmarshal(rd.Header(), &r); err != nil {
+		return nil, fmt.Errorf("%s: header: %w", rd.Path(), err)
+	}
+	if n := rd.Agents(); n > len(r.Agents) {
+		return nil, fmt.Errorf("%s: records of agent %d, but the run had %d agents", rd.Path(), n-1, len(r.Agents))
+	}
+	total := measurement.NewInterval(0, 0, 0)
+	acc, err := writeIntervals(dir, &r, rd, total)
+	if err != nil {
+		return nil, err
+	}
+	for i := range r.Agents {
+		a := &r.Agents[i]
+		a.Index = i
+		a.Intervals, a.Operations, a.CPUSeconds = acc[i].intervals, acc[i].ops, acc[i].cpu
+		for sr, sp := range acc[i].hist {
+			if sp != nil && sp.Total > 0 {
+				a.Summary = append(a.Summary, sparseStats(measurement.Series(sr).Name(), sp))
+			}
+		}
+	}
+	var text string
+	if end != nil {
+		text = applyEnding(&r, end)
+	} else if text, err = recovered(&r, rd, total); err != nil {
+		return nil, err
+	}
+	if err := WriteSummary(dir, text); err != nil {
+		return nil, err
+	}
+	return &r, WriteRun(dir, &r)
+}
+
+// agentAcc is one agent's part of the spool.
+type agentAcc struct {
+	intervals int
+	ops       int64
+	cpu       float64
+	// hist accumulates its whole run per series in sparse form (a dense
+	// histogram per agent and series would cost 270 KB each).
+	hist [measurement.NumSeries]*wire.Sparse
+}
+
+// writeIntervals replays the spool in interval order: run.json's
+// per-interval statistics, merged and per agent, and merged.hlog, one line
+// per series per agent (the agent's own V2 bytes, not re-encoded) plus a
+// merged ".all" line. Agents' times are moved to the run's clock by their
+// offsets. total receives every merged interval.
+func writeIntervals(dir string, r *Run, rd *spool.Reader, total *measurement.Interval) ([]agentAcc, error) {
+	hf, err := outfile.Create(filepath.Join(dir, FileHlog), 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer hf.Discard()
+	lw := hlog.NewWriter(hf, r.StartedAt)
+	var rec pb.IntervalRecord
+	var dec wire.Decoded
+	var spare wire.Sparse
+	merged := measurement.NewInterval(0, 0, 0)
+	acc := make([]agentAcc, len(r.Agents))
+	r.Intervals = nil
+	for _, seq := range rd.Seqs() {
+		merged.Reset()
+		is := Interval{Seq: seq}
+		for i := range r.Agents {
+			ok, err := rd.Get(i, seq, &rec)
+			if err != nil {
+				return nil, fmt.Errorf("reading %s: %w", rd.Path(), err)
+			}
+			if !ok {
+				continue
+			}
+			if err := wire.DecodeRecord(&rec, &dec); err != nil {
+				return nil, fmt.Errorf("%s: agent %d: %w", rd.Path(), i, err)
+			}
+			off := r.Agents[i].ClockOffsetNs
+			s, e := dec.StartNs-off, dec.EndNs-off
+			widen(merged, s, e)
+			if err := dec.AddTo(merged); err != nil {
+				return nil, err
+			}
+			a := &acc[i]
+			a.intervals++
+			a.ops += dec.Ops
+			a.cpu += dec.CPUSeconds
+			slice := AgentSlice{Index: i, Operations: dec.Ops, OpsPerSec: OpsPerSec(dec.Ops, s, e), CPUSeconds: dec.CPUSeconds, LagNs: dec.LagNs}
+			for j, sr := range dec.Series {
+				sp := &dec.Hist[j]
+				slice.Series = append(slice.Series, sparseStats(sr.Name(), sp))
+				if a.hist[sr] == nil {
+					a.hist[sr] = &wire.Sparse{}
+				}
+				a.hist[sr].Add(sp, &spare)
+				if err := lw.WriteEncoded(Tag(sr, i), s, e, sp.Max(), rec.Histograms[j].Hdr); err != nil {
+					return nil, err
+				}
+			}
+			is.Agents = append(is.Agents, slice)
+		}
+		is.StartUnixNs, is.EndUnixNs, is.Operations = merged.StartNs, merged.EndNs, merged.Ops
+		is.OpsPerSec = OpsPerSec(merged.Ops, merged.StartNs, merged.EndNs)
+		is.Series = IntervalStats(merged)
+		is.Returns = Returns(merged)
+		for sr, h := range merged.Hist {
+			if h != nil && h.TotalCount() > 0 {
+				b, err := wire.EncodeHistogram(h)
+				if err != nil {
+					return nil, err
+				}
+				if err := lw.WriteEncoded(Tag(measurement.Series(sr), -1), merged.StartNs, merged.EndNs, h.Max(), b); err != nil {
+					return nil, err
+				}
+			}
+		}
+		r.Intervals = append(r.Intervals, is)
+		total.Add(merged)
+	}
+	total.Seq = 0
+	if err := lw.Flush(); err != nil {
+		return nil, err
+	}
+	return acc, hf.Commit()
+}
+
+// widen stretches iv to cover [startNs, endNs].
+func widen(iv *measurement.Interval, startNs, endNs int64) {
+	if iv.StartNs == 0 || startNs < iv.StartNs {
+		iv.StartNs = startNs
+	}
+	if endNs > iv.EndNs {
+		iv.EndNs = endNs
+	}
+}
+
+// applyEnding adds the run's ending to r and returns the summary text.
+func applyEnding(r *Run, end *Ending) string {
+	r.EndedAt = end.EndedAt
+	r.Status = end.Status
+	r.StatusReasons = end.Reasons
+	r.ExitCode, r.ExitReason, r.Error = end.ExitCode, end.ExitReason, end.Error
+	if !end.PlannedStart.IsZero() {
+		r.PlannedStart = end.PlannedStart
+	}
+	r.MergeSeconds, r.LateRecords = end.MergeSeconds, end.LateRecords
+	for i := range r.Agents {
+		if i >= len(end.Agents) {
+			break
+		}
+		a, e := &r.Agents[i], end.Agents[i]
+		a.State, a.Error, a.Reconnects = e.State, e.Error, e.Reconnects
+		a.StartSkewNs, a.MissingIntervals, a.Final = e.StartSkewNs, e.MissingIntervals, e.Final
+		if e.Threads > 0 {
+			a.Threads = e.Threads
+		}
+	}
+	if end.Summary != nil {
+		r.Summary = SummaryOf(end.Summary, end.SummaryText)
+	}
+	return end.SummaryText
+}
+
+// recovered marks r as the record of a run whose process was killed, and
+// returns a summary computed from what was spooled.
+func recovered(r *Run, rd *spool.Reader, total *measurement.Interval) (string, error) {
+	who := "the coordinator"
+	if r.Mode == run.ModeSingleHost {
+		who = "ycsbctl"
+	}
+	r.Status = run.StatusAborted
+	r.ExitCode = RecoveredExitCode
+	r.ExitReason = "unknown: " + who + " ended without an exit code (killed or crashed)"
+	if st, err := os.Stat(rd.Path()); err == nil {
+		r.EndedAt = st.ModTime()
+	}
+	for i := range r.Agents {
+		r.Agents[i].State = run.AgentLost
+		r.Agents[i].Error = who + " ended before this agent's end arrived"
+	}
+	reason := fmt.Sprintf("recovered from the spool of a run that did not finish (%s was killed or crashed): %d intervals measured before it ended", who, len(rd.Seqs()))
+	if r.Mode != run.ModeSingleHost {
+		reason = fmt.Sprintf("recovered from the spool of a coordinator that did not finish: %d intervals merged before it ended", len(rd.Seqs()))
+	}
+	r.StatusReasons = []string{reason}
+	if rd.Cut {
+		r.StatusReasons = append(r.StatusReasons, "the record being written when it ended was lost")
+	}
+	pcts := r.Config.Percentiles
+	if len(pcts) == 0 {
+		pcts = []float64{50, 95, 99}
+	}
+	sum := &ycsbtext.Summary{RunTime: time.Duration(total.EndNs - total.StartNs), Total: total, Percentiles: pcts,
+		Notes: append([]string{"Results are " + string(r.Status)}, r.StatusReasons...)}
+	var text strings.Builder
+	if err := ycsbtext.Export(&text, ycsbtext.TextExporter, sum); err != nil {
+		return "", err
+	}
+	r.Summary = SummaryOf(sum, text.String())
+	return text.String(), nil
+}
+
+// Recover rebuilds the bundle of a run that ended without writing one
+// (killed, crashed) from the spool it left in dir: every interval it had
+// accepted, with the run marked aborted and the reason said. It returns
+// the spool it used, or "" when dir holds none or already a finished
+// bundle. A directory holding several spools is refused: which run is
+// meant is the operator's to say.
+func Recover(dir string) (string, error) {
+	if _, err := os.Stat(filepath.Join(dir, FileRunJSON)); err == nil {
+		return "", nil
+	}
+	paths, err := spool.Find(dir)
+	if err != nil || len(paths) == 0 {
+		return "", nil
+	}
+	if len(paths) > 1 {
+		sort.Strings(paths)
+		return "", &SpoolsError{Dir: dir, Spools: paths}
+	}
+	if _, err := Build(dir, paths[0], nil); err != nil {
+		return "", err
+	}
+	return paths[0], nil
+}
+
+// SpoolsError says a directory holds the spools of several runs.
+type SpoolsError struct {
+	Dir    string
+	Spools []string
+}
+
+func (e *SpoolsError) Error() string {
+	names := make([]string, len(e.Spools))
+	for i, p := range e.Spools {
+		names[i] = filepath.Base(p)
+	}
+	return fmt.Sprintf("%s holds the spools of %d unfinished runs (%s): move all but one into directories of their own, then run report on each", e.Dir, len(e.Spools), strings.Join(names, ", "))
+}
+
+// IsSpools reports whether err is a SpoolsError.
+func IsSpools(err error) bool {
+	var se *SpoolsError
+	return errors.As(err, &se)
+}
+
+func sparseStats(name string, s *wire.Sparse) SeriesStats {
+	v := s.Percentiles([]float64{50, 95, 99, 99.9})
+	return SeriesStats{Series: name, Count: s.Total, MeanUs: s.Mean() / 1000, MinUs: s.Min() / 1000,
+		P50Us: v[0] / 1000, P95Us: v[1] / 1000, P99Us: v[2] / 1000, P999Us: v[3] / 1000, MaxUs: s.Max() / 1000}
+}
+
+// SummaryOf is run.json's summary of a YCSB summary and its text form.
+func SummaryOf(sum *ycsbtext.Summary, text string) Summary {
+	s := Summary{RunTimeMs: sum.RunTime.Milliseconds(), Operations: sum.Total.Ops, WarmupOps: sum.Warmup,
+		Series: IntervalStats(sum.Total), Returns: Returns(sum.Total),
+		Lines: strings.Split(strings.TrimRight(text, "\n"), "\n")}
+	switch ms := sum.RunTime.Milliseconds(); {
+	case ms > 0:
+		s.Throughput = float64(sum.Total.Ops) * 1000 / float64(ms)
+	case sum.RunTime > 0:
+		// A sub-millisecond run: YCSB's formula divides by zero (the
+		// text summary says Infinity, as YCSB's does); run.json, which
+		// charts and workbooks read, keeps the rate over the real time.
+		s.Throughput = float64(sum.Total.Ops) / sum.RunTime.Seconds()
+	}
+	return s
+}
