@@ -173,13 +173,13 @@ func (c *Coordinator) Abort(reason string) {
 	}
 }
 
-// operatorRequest is what the operator asked of the run.
+// operatorRequest is what the operator asked of the run; the zero value
+// is nothing.
 type operatorRequest uint8
 
 const (
-	operatorNone operatorRequest = iota
 	// operatorStop: a graceful stop (calls in flight finish).
-	operatorStop
+	operatorStop operatorRequest = iota + 1
 	// operatorAbort: calls in flight are cancelled.
 	operatorAbort
 )

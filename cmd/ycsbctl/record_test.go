@@ -361,8 +361,7 @@ func TestStopGraceAbortsStuckCalls(t *testing.T) {
 	case err = <-done:
 	case <-time.After(30 * time.Second):
 		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("still running 30 s after start (timeout 2 s + grace 2 s):\n%s", stderr.String())
+		t.Fatalf("still running 30 s after start (timeout 2 s + grace 2 s), then killed (%v):\n%s", <-done, stderr.String())
 	}
 	took := time.Since(start)
 	code := 0

@@ -20,11 +20,11 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
-	"github.com/ycsbctl/ycsbctl/internal/spool"
 	"github.com/ycsbctl/ycsbctl/internal/cli"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/spool"
 	"github.com/ycsbctl/ycsbctl/internal/suite"
 	"github.com/ycsbctl/ycsbctl/internal/testutil/tools"
 	"github.com/ycsbctl/ycsbctl/internal/workbook"

@@ -150,14 +150,14 @@ func (f *File) Commit() error {
 		return nil
 	}
 	f.done = true
-	err := f.File.Close()
+	err := f.Close()
 	if err == nil {
 		if _, err = Resolve(f.target); err == nil {
-			err = os.Rename(f.File.Name(), f.target)
+			err = os.Rename(f.Name(), f.target)
 		}
 	}
 	if err != nil {
-		_ = os.Remove(f.File.Name())
+		_ = os.Remove(f.Name())
 	}
 	return err
 }
@@ -169,8 +169,8 @@ func (f *File) Discard() {
 		return
 	}
 	f.done = true
-	_ = f.File.Close()
-	_ = os.Remove(f.File.Name())
+	_ = f.Close()
+	_ = os.Remove(f.Name())
 }
 
 // WriteWith writes path with what fn writes, committing only when fn and

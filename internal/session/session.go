@@ -97,8 +97,8 @@ type Session struct {
 	// results is the results directory, made ready before any load.
 	results *bundle.Claimed
 	hlog    *hlog.FileSink
-	exp    *metrics.Exporter
-	msrv   *metrics.Server
+	exp     *metrics.Exporter
+	msrv    *metrics.Server
 }
 
 // New returns a session; its Stderr is where sources should log, because
