@@ -385,6 +385,21 @@ func TestStopGraceAbortsStuckCalls(t *testing.T) {
 	assert.Equal(t, "aborted", string(run.Status))
 	assert.Equal(t, 4, run.ExitCode)
 	assert.Equal(t, int64(3), run.Summary.Returns["READ"]["CANCELLED"]+run.Summary.Returns["UPDATE"]["CANCELLED"])
+	assert.Contains(t, strings.Join(run.StatusReasons, ";"), "Stopped early: interrupted by operator (SIGTERM)")
+	checkBundleCounts(t, run)
+}
+
+// `report DIR` on a directory holding the spools of two unfinished runs
+// does not pick one: it refuses, naming both.
+func TestReportRefusesTwoSpools(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{".spool-run1", ".spool-run2"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("ycsbctl-spool 2\n"), 0o600))
+	}
+	r := ycsbctl(t, "report", dir)
+	assert.Equal(t, 2, r.code, r.stderr)
+	assert.Contains(t, r.stderr, ".spool-run1, .spool-run2")
+	assert.NoFileExists(t, filepath.Join(dir, bundle.FileRunJSON))
 }
 
 // stdout closed under the run (`| head -1`): SIGPIPE no longer kills the
