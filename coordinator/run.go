@@ -473,7 +473,6 @@ func (c *Coordinator) loop(ctx context.Context) (*run.Outcome, error) {
 				return nil, exitcode.Wrap(exitcode.Aborted, fmt.Errorf("%s while agents were preparing", reason))
 			}
 			c.operator = operatorAbort
-			c.stopReason = reason
 			c.logf("Aborted: agents cancel their calls in flight")
 			// A graceful stop may be under way; an abort overrides it.
 			c.phase = phaseRunning

@@ -50,6 +50,9 @@ type Options struct {
 	Sink run.Sink
 	// Logf receives one-line notices (batching fallback, stopped threads).
 	Logf func(format string, args ...any)
+	// AbandonAfter is how long an aborted run waits for workers stuck
+	// in calls that ignore the cancellation (AbandonAfter when 0).
+	AbandonAfter time.Duration
 }
 
 // Result is what a finished run measured.
@@ -149,6 +152,9 @@ func Prepare(ctx context.Context, o Options) (*Runner, error) {
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
+	}
+	if o.AbandonAfter <= 0 {
+		o.AbandonAfter = AbandonAfter
 	}
 	threads := o.Threads
 	if o.OpCount > 0 && int64(threads) > o.OpCount {
@@ -300,7 +306,7 @@ func (r *Runner) execute(startNs int64) {
 		case <-r.aborted:
 			select {
 			case <-allDone:
-			case <-r.clk.After(AbandonAfter):
+			case <-r.clk.After(o.AbandonAfter):
 			}
 		}
 	}()
@@ -514,7 +520,7 @@ func (r *Runner) report(allDone <-chan struct{}) {
 		}
 	}
 	if res.Abandoned > 0 {
-		r.opts.Logf("%d worker(s) still inside a database call %s after the abort: the run ends without them", res.Abandoned, AbandonAfter)
+		r.opts.Logf("%d worker(s) still inside a database call %s after the abort: the run ends without them", res.Abandoned, r.opts.AbandonAfter)
 	}
 	if p := r.reason.Load(); p != nil {
 		res.Stopped = *p

@@ -531,6 +531,45 @@ func TestAbortWhilePaced(t *testing.T) {
 	assert.Equal(t, "aborted by test", r.Wait().Stopped)
 }
 
+// stuckDB's calls ignore their context: they return only when released.
+type stuckDB struct {
+	countDB
+	release chan struct{}
+}
+
+func (d *stuckDB) Read(context.Context, string, []byte, []string, *adapters.Record) adapters.Status {
+	d.calls.Add(1)
+	<-d.release
+	return adapters.OK
+}
+func (d *stuckDB) Update(ctx context.Context, t string, k []byte, f []adapters.Field) adapters.Status {
+	return d.Read(ctx, t, k, nil, nil)
+}
+
+// An abort ends the run even when database calls ignore the cancellation:
+// the stuck workers are left behind, counted, and the run reports what
+// it measured.
+func TestAbortLeavesStuckCallsBehind(t *testing.T) {
+	db := &stuckDB{release: make(chan struct{})}
+	defer close(db.release)
+	r, err := engine.Prepare(context.Background(), engine.Options{Phase: run.Run, DB: db, Workload: newWorkload(t), Threads: 3, OpCount: 100,
+		AbandonAfter: 200 * time.Millisecond})
+	require.NoError(t, err)
+	r.Start(time.Time{})
+	for db.calls.Load() < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	r.Abort("aborted by test")
+	select {
+	case <-r.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("an abort did not end a run whose calls ignore cancellation")
+	}
+	res := r.Wait()
+	assert.Equal(t, 3, res.Abandoned)
+	assert.Zero(t, res.Total.Ops, "the stuck calls are not counted")
+}
+
 func TestIntervals(t *testing.T) {
 	db := &countDB{}
 	var mu sync.Mutex

@@ -160,7 +160,7 @@ func (l *Local) Run(ctx context.Context, sink run.Sink, rec *bundle.Recorder) *r
 		out.Err = exitcode.Wrap(exitcode.Aborted, fmt.Errorf("run aborted: %s", *why))
 	}
 	if res.Abandoned > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("%d worker(s) did not return from a database call cancelled by the abort within %s; their calls in flight are not counted", res.Abandoned, engine.AbandonAfter))
+		out.Notes = append(out.Notes, fmt.Sprintf("%d worker(s) did not return from a database call cancelled by the abort; their calls in flight are not counted", res.Abandoned))
 	}
 	if err := l.prep.Close(); err != nil {
 		out.Notes = append(out.Notes, fmt.Sprintf("closing the database: %v", err))
