@@ -46,24 +46,23 @@ type recSet struct {
 // often hands its earlier attempts over before its count.
 const maxPending = 8
 
-// pendingKind says what a held-back measurement records.
-type pendingKind uint8
 
-const (
-	pendMeasure pendingKind = iota // latency and return status
-	pendLatency                    // latency only (MeasureLatency)
-	pendStatus                     // return status only (CountStatus)
-)
-
-// pending is one measurement of the transaction under way.
+// pending is one measurement of the transaction under way, resolved to
+// the series it goes to when it is taken, so that handing it over under
+// the lock is a few stores.
 type pending struct {
-	kind     pendingKind
-	op       Op
-	st       adapters.Status
-	n        int64 // pendStatus: how many
-	service  int64
-	intended int64
+	// s1 and s2 are the series the latencies v1 and v2 go to; s2 is
+	// noSeries when the mode records one latency.
+	s1, s2 Series
+	v1, v2 int64
+	// op and st count a return status n times (n 0: none).
+	op Op
+	st adapters.Status
+	n  int64
 }
+
+// noSeries marks an unused second latency.
+const noSeries = Series(NumSeries)
 
 // Recorder is one worker's measurement sink. The worker calls Measure (and
 // MeasureLatency, CountStatus) for each call of a transaction and Done
@@ -152,7 +151,9 @@ func (r *Recorder) Measure(op Op, st adapters.Status, serviceNs, intendedNs int6
 	if r.off {
 		return
 	}
-	r.hold(pending{kind: pendMeasure, op: op, st: st, service: serviceNs, intended: intendedNs})
+	p := r.next()
+	r.latencies(p, seriesAt(op, Service, int(r.slot[st])), seriesAt(op, Intended, int(r.slot[st])), serviceNs, intendedNs)
+	p.op, p.st, p.n = op, st, 1
 }
 
 // MeasureLatency records a latency with no return status (YCSB's
@@ -161,7 +162,21 @@ func (r *Recorder) MeasureLatency(op Op, serviceNs, intendedNs int64) {
 	if r.off {
 		return
 	}
-	r.hold(pending{kind: pendLatency, op: op, service: serviceNs, intended: intendedNs})
+	p := r.next()
+	r.latencies(p, SeriesOf(op, Service, false), SeriesOf(op, Intended, false), serviceNs, intendedNs)
+	p.n = 0
+}
+
+// latencies resolves the mode: which latencies go to which series.
+func (r *Recorder) latencies(p *pending, service, intended Series, serviceNs, intendedNs int64) {
+	switch r.mode {
+	case ModeOp:
+		p.s1, p.v1, p.s2 = service, serviceNs, noSeries
+	case ModeIntended:
+		p.s1, p.v1, p.s2 = service, intendedNs, noSeries
+	default:
+		p.s1, p.v1, p.s2, p.v2 = service, serviceNs, intended, intendedNs
+	}
 }
 
 // CountStatus counts a return status without a latency (VERIFY's result).
@@ -173,17 +188,21 @@ func (r *Recorder) CountStatusN(op Op, st adapters.Status, n int64) {
 	if r.off || n <= 0 {
 		return
 	}
-	r.hold(pending{kind: pendStatus, op: op, st: st, n: n})
+	p := r.next()
+	p.s1, p.s2, p.op, p.st, p.n = noSeries, noSeries, op, st, n
 }
 
-func (r *Recorder) hold(p pending) {
+// next is the slot for the transaction's next measurement, filled in
+// place (a struct copied in costs more than the fields).
+func (r *Recorder) next() *pending {
 	if r.npend == maxPending {
 		// An unusually long transaction: hand over what it measured so
 		// far; its count follows with Done.
 		r.commit(0)
 	}
-	r.pend[r.npend] = p
+	p := &r.pend[r.npend]
 	r.npend++
+	return p
 }
 
 // Done ends the transaction under way, counting n completed transactions
@@ -204,34 +223,15 @@ func (r *Recorder) Flush() { r.commit(0) }
 func (r *Recorder) commit(n int64) {
 	r.mu.Lock()
 	c := r.cur
-	for i := 0; i < r.npend; i++ {
+	for i := range r.pend[:r.npend] {
 		p := &r.pend[i]
-		switch p.kind {
-		case pendMeasure:
-			slot := int(r.slot[p.st])
-			switch r.mode {
-			case ModeOp:
-				r.record(c, seriesAt(p.op, Service, slot), p.service)
-			case ModeIntended:
-				r.record(c, seriesAt(p.op, Service, slot), p.intended)
-			case ModeBoth:
-				r.record(c, seriesAt(p.op, Service, slot), p.service)
-				r.record(c, seriesAt(p.op, Intended, slot), p.intended)
-			}
-			c.returns[p.op][p.st]++
-		case pendLatency:
-			switch r.mode {
-			case ModeOp:
-				r.record(c, SeriesOf(p.op, Service, false), p.service)
-			case ModeIntended:
-				r.record(c, SeriesOf(p.op, Service, false), p.intended)
-			case ModeBoth:
-				r.record(c, SeriesOf(p.op, Service, false), p.service)
-				r.record(c, SeriesOf(p.op, Intended, false), p.intended)
-			}
-		case pendStatus:
-			c.returns[p.op][p.st] += p.n
+		if p.s1 != noSeries {
+			r.record(c, p.s1, p.v1)
 		}
+		if p.s2 != noSeries {
+			r.record(c, p.s2, p.v2)
+		}
+		c.returns[p.op][p.st] += p.n
 	}
 	c.ops += n
 	r.mu.Unlock()
