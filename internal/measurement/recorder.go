@@ -46,7 +46,6 @@ type recSet struct {
 // often hands its earlier attempts over before its count.
 const maxPending = 8
 
-
 // pending is one measurement of the transaction under way, resolved to
 // the series it goes to when it is taken, so that handing it over under
 // the lock is a few stores.
