@@ -163,6 +163,10 @@ type Info struct {
 	// this adapter differs from YCSB's binding, and why.
 	Differences []string
 	Driver      Driver
+	// Where, for an adapter that keeps its data on this host, says where
+	// (a run's first line says it, so nobody benchmarks a store they did
+	// not mean); nil for adapters that reach a server.
+	Where func(p *properties.Properties) string
 }
 
 var (

@@ -19,6 +19,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,7 +98,14 @@ func ListenAddr(cfg Config) (addr string, warning string, err error) {
 	}
 	host, port, err := net.SplitHostPort(l)
 	if err != nil {
+		// A bare host; only an IPv6 address has colons of its own.
+		if strings.Contains(l, ":") && net.ParseIP(l) == nil {
+			return "", "", fmt.Errorf("--listen %q: expected HOST:PORT, HOST or [IPv6]:PORT, for example 127.0.0.1:7420", l)
+		}
 		host, port = l, strconv.Itoa(transport.DefaultPort)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", "", fmt.Errorf("--listen %q: port %q: expected a number from 0 to 65535", l, port)
 	}
 	addr = net.JoinHostPort(host, port)
 	if cfg.TLS.Enabled() {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/clock"
+	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/procstat"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/run"
@@ -161,7 +162,7 @@ func (r *heldRun) watchLease() {
 		case <-r.clk.After(tick):
 		}
 		if silent := r.clk.Nanotime() - r.lastHeard.Load(); silent > lease {
-			r.end(fmt.Sprintf("no word from coordinator %s for %s (lease)", r.coordinator, time.Duration(silent).Round(time.Millisecond)), true)
+			r.end(fmt.Sprintf("no word from %s for %s (lease)", r.coordinator, time.Duration(silent).Round(time.Millisecond)), true)
 			return
 		}
 	}
@@ -401,7 +402,7 @@ func (r *heldRun) awaitResult(p *spec.Prepared) {
 	}
 	r.state = pb.RunState_RUN_STATE_FINISHED
 	r.final = &pb.AgentMsg{Msg: &pb.AgentMsg_Final{Final: f}}
-	r.logf("finished: %d operations in %s, %d intervals%s", f.Operations, res.RunTime.Round(time.Millisecond), f.Intervals, stoppedSuffix(f.Stopped))
+	r.logf("finished: %s in %s, %s%s", plural.Count(f.Operations, "operation"), res.RunTime.Round(time.Millisecond), plural.Count(f.Intervals, "interval"), stoppedSuffix(f.Stopped))
 	r.sendLocked(r.final)
 }
 

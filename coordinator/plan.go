@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
@@ -77,7 +78,15 @@ func NewPlan(s *spec.Spec, agents []string) (*Plan, error) {
 			prop = workload.PropInsertCount
 		}
 		return nil, &properties.Error{Property: prop, Value: strconv.FormatInt(s.OpCount, 10),
-			Expected: fmt.Sprintf("at least one operation per agent (%d agents)", n)}
+			Expected: fmt.Sprintf("at least one operation per agent (%s)", plural.Count(n, "agent"))}
+	}
+	// Each agent validates its share as a single host would; a share
+	// below what a host accepts is refused here, in the user's terms,
+	// before any agent is contacted.
+	if s.Target > 0 && s.Target/float64(n) < spec.MinTarget {
+		return nil, &properties.Error{Property: spec.PropTarget, Value: strconv.FormatFloat(s.Target, 'g', -1, 64),
+			Expected: fmt.Sprintf("at least %.6g ops/s with %s (flag -target): the target is split evenly across agents and each paces at least %g ops/s",
+				spec.MinTarget*float64(n), plural.Count(n, "agent"), spec.MinTarget)}
 	}
 	if phase == run.Load && s.OpCount == 0 && !timed {
 		return nil, &properties.Error{Property: workload.PropInsertCount, Value: "0", Expected: "a positive number of records to load"}

@@ -11,13 +11,12 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
@@ -210,7 +209,7 @@ func (c *Coordinator) logf(format string, args ...any) { c.s.Logf(format, args..
 
 func (c *Coordinator) execute(ctx context.Context) (*run.Outcome, error) {
 	s := c.s
-	c.logf("ycsbctl coordinator %s: %s %s on %d agents, run %s", c.self.Version, s.Spec.Phase, s.Spec.DB, len(s.agents), c.runID)
+	c.logf("ycsbctl coordinator %s: %s %s on %s, run %s", c.self.Version, s.Spec.Phase, s.Spec.DB, plural.Count(len(s.agents), "agent"), c.runID)
 	if s.Token != "" && !s.TLS.Enabled() {
 		for _, a := range s.agents {
 			host := a[:strings.LastIndex(a, ":")]
@@ -359,12 +358,7 @@ func (c *Coordinator) probe(ctx context.Context, a *agentRun) error {
 		off, rtt, resp, err = probeClock(ctx, a.conn.cli, c.clk, pingSamples)
 	}
 	if err != nil {
-		msg := describeRPCError(err)
-		if st, _ := status.FromError(err); c.s.TLS.Enabled() && st.Code() == codes.Unavailable && !strings.Contains(msg, "TLS") && !strings.Contains(msg, "connection refused") {
-			// With TLS 1.3 the agent's rejection of our certificate arrives
-			// after the client considers the handshake done, as a reset.
-			msg = "connection dropped during TLS setup: the agent probably rejected our client certificate (check --tls-cert/--tls-key/--tls-ca on both sides): " + msg
-		}
+		msg := transport.Describe(err, transport.Call{TLS: c.s.TLS.Enabled(), First: true})
 		return fmt.Errorf("agent %d (%s): %s", a.idx, a.addr, msg)
 	}
 	a.hostname, a.version, a.protocol = resp.Hostname, resp.Version, resp.Protocol
@@ -425,28 +419,9 @@ func fmtDur(d time.Duration) string {
 	return d.Round(time.Microsecond).String()
 }
 
-// describeRPCError turns transport errors into operator language.
-func describeRPCError(err error) string {
-	st, ok := status.FromError(err)
-	if !ok {
-		return err.Error()
-	}
-	msg := st.Message()
-	switch st.Code() {
-	case codes.Unauthenticated:
-		return "rejected the token: " + msg
-	case codes.FailedPrecondition:
-		return msg
-	case codes.Unavailable:
-		low := strings.ToLower(msg)
-		if strings.Contains(low, "certificate") || strings.Contains(low, "tls") || strings.Contains(low, "handshake") {
-			return "TLS handshake failed (check --tls-cert/--tls-key/--tls-ca on both sides): " + msg
-		}
-		return "unreachable: " + msg
-	case codes.DeadlineExceeded:
-		return "no answer within 5s"
-	}
-	return st.Code().String() + ": " + msg
+// describeErr words an error of an agent's stream for the operator.
+func (c *Coordinator) describeErr(err error) string {
+	return transport.Describe(err, transport.Call{TLS: c.s.TLS.Enabled()})
 }
 
 // loop is the coordinator's single event loop: all run state is owned
@@ -557,16 +532,16 @@ func (c *Coordinator) handle(e event) error {
 	case evDetached:
 		a.attached = false
 		if !a.settled(c.m) {
-			c.logf("agent %d (%s): stream broke (%s); re-connecting", a.idx, a.addr, describeRPCError(e.err))
+			c.logf("agent %d (%s): stream broke (%s); re-connecting", a.idx, a.addr, c.describeErr(e.err))
 		}
 	case evGone:
 		a.attached = false
 		if c.phase == phasePreparing {
 			a.gone = true
-			return exitcode.Wrap(exitcode.Failure, c.agentErr(a, "%s", describeRPCError(e.err)))
+			return exitcode.Wrap(exitcode.Failure, c.agentErr(a, "%s", c.describeErr(e.err)))
 		}
 		if !a.settled(c.m) {
-			c.lose(a, describeRPCError(e.err))
+			c.lose(a, c.describeErr(e.err))
 		}
 		a.gone = true
 	case evMsg:
@@ -795,7 +770,7 @@ func (c *Coordinator) maybeStart() error {
 	}
 	c.phase = phaseRunning
 	c.sendHeartbeats()
-	c.logf("Starting test on %d agents at %s.", len(c.agents), time.Unix(0, c.plannedStart).Format("15:04:05.000"))
+	c.logf("Starting test on %s at %s.", plural.Count(len(c.agents), "agent"), time.Unix(0, c.plannedStart).Format("15:04:05.000"))
 	return nil
 }
 
@@ -943,7 +918,7 @@ func (c *Coordinator) finish() *run.Outcome {
 		case len(miss) > 0:
 			reasons = append(reasons, fmt.Sprintf("agent %d (%s): intervals missing", a.idx, a.addr))
 		case a.final.Operations != a.ops:
-			reasons = append(reasons, fmt.Sprintf("agent %d (%s) measured %d operations but %d arrived", a.idx, a.addr, a.final.Operations, a.ops))
+			reasons = append(reasons, fmt.Sprintf("agent %d (%s) measured %s but %d arrived", a.idx, a.addr, plural.Count(a.final.Operations, "operation"), a.ops))
 		}
 		if len(miss) > 0 && (a.lost || a.failed != "" || a.final == nil || selfStopped) {
 			reasons[len(reasons)-1] += fmt.Sprintf(" (intervals %s not measured)", c.missing[a.idx])

@@ -11,6 +11,7 @@ import (
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
+	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
@@ -99,7 +100,7 @@ func (d *DB) schemaFrom(p *properties.Properties) (*schemaSpec, error) {
 	case dcs == "":
 		// Cassandra >= 4 expands replication_factor to every data center.
 		s.replication = fmt.Sprintf("{'class': 'NetworkTopologyStrategy', 'replication_factor': %d}", rf)
-		s.replDesc = fmt.Sprintf("NetworkTopologyStrategy, %d replicas in every data center", rf)
+		s.replDesc = fmt.Sprintf("NetworkTopologyStrategy, %s in every data center", plural.Count(rf, "replica"))
 	default:
 		var parts, desc []string
 		for _, e := range strings.Split(dcs, ",") {

@@ -18,6 +18,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
@@ -30,7 +31,21 @@ const (
 
 // DefaultDir is where data lives unless embedded.dir says otherwise; it
 // persists between commands so that `load` then `run` see the same data.
-func DefaultDir() string { return filepath.Join(os.TempDir(), "ycsbctl-embedded") }
+// It is per user (under the user's cache directory, or a directory named
+// after the user id in the temporary directory when there is no home), so
+// that two users never share, or are locked out of, one store by accident.
+func DefaultDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "ycsbctl", "embedded")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("ycsbctl-embedded-%d", os.Getuid()))
+}
+
+// Where says where the store of properties p lives, for the first line a
+// run prints.
+func Where(p *properties.Properties) string {
+	return fmt.Sprintf("the embedded store in %s (%s)", p.String(PropDir, DefaultDir()), PropDir)
+}
 
 func init() {
 	adapters.Register(adapters.Info{
@@ -46,6 +61,7 @@ func init() {
 			"Not a YCSB binding: ycsbctl's own store, so that a run works with no server; no YCSB class maps to it.",
 		},
 		Driver: adapters.DriverFunc(Open),
+		Where:  Where,
 	})
 }
 
@@ -340,5 +356,5 @@ func (d *DB) DropSchema(ctx context.Context, p *properties.Properties) (string, 
 	}
 	// Compaction only reclaims space; a failure leaves the range deleted.
 	_ = d.db.Compact(append([]byte(table), 0), append([]byte(table), 1), true)
-	return fmt.Sprintf("deleted %d records of table %q in %s", n, table, d.dir), nil
+	return fmt.Sprintf("deleted %s of table %q in %s", plural.Count(n, "record"), table, d.dir), nil
 }

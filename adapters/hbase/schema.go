@@ -16,6 +16,7 @@ import (
 	"github.com/tsuna/gohbase/pb"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
@@ -145,7 +146,7 @@ func (d *DB) CreateSchema(ctx context.Context, p *properties.Properties) (string
 		}
 		return "", fmt.Errorf("hbase: creating table %s: %w", table, err)
 	}
-	return fmt.Sprintf("created table %s with column family %s (%s), %d regions (%s)", table, family, opts.describe(), len(splits)+1, how), nil
+	return fmt.Sprintf("created table %s with column family %s (%s), %s (%s)", table, family, opts.describe(), plural.Count(len(splits)+1, "region"), how), nil
 }
 
 // schemaOptions are the storage settings init applies (the ones the YCSB

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/outfile"
+	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/sink/hlog"
 	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
@@ -51,7 +52,7 @@ func build(dir string, rd *spool.Reader, end *Ending) (*Run, error) {
 		return nil, fmt.Errorf("%s: header: %w", rd.Path(), err)
 	}
 	if n := rd.Agents(); n > len(r.Agents) {
-		return nil, fmt.Errorf("%s: records of agent %d, but the run had %d agents", rd.Path(), n-1, len(r.Agents))
+		return nil, fmt.Errorf("%s: records of agent %d, but the run had %s", rd.Path(), n-1, plural.Count(len(r.Agents), "agent"))
 	}
 	total := measurement.NewInterval(0, 0, 0)
 	acc, err := writeIntervals(dir, &r, rd, total)
@@ -225,9 +226,9 @@ func recovered(r *Run, rd *spool.Reader, total *measurement.Interval) (string, e
 		r.Agents[i].State = run.AgentLost
 		r.Agents[i].Error = who + " ended before this agent's end arrived"
 	}
-	reason := fmt.Sprintf("recovered from the spool of a run that did not finish (%s was killed or crashed): %d intervals measured before it ended", who, len(rd.Seqs()))
+	reason := fmt.Sprintf("recovered from the spool of a run that did not finish (%s was killed or crashed): %s measured before it ended", who, plural.Count(len(rd.Seqs()), "interval"))
 	if r.Mode != run.ModeSingleHost {
-		reason = fmt.Sprintf("recovered from the spool of a coordinator that did not finish: %d intervals merged before it ended", len(rd.Seqs()))
+		reason = fmt.Sprintf("recovered from the spool of a coordinator that did not finish: %s merged before it ended", plural.Count(len(rd.Seqs()), "interval"))
 	}
 	r.StatusReasons = []string{reason}
 	if rd.Cut {

@@ -52,19 +52,24 @@ type Result struct {
 	Created []string
 }
 
-// hostRe accepts DNS names and IP addresses; anything else (a slash, a
-// space, "..") would escape DIR or give a certificate nobody can match.
-var hostRe = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.:-]*[A-Za-z0-9])?$`)
+// nameRe accepts DNS names (IP addresses are checked apart); anything
+// else (a slash, a space, "..", a colon) would escape DIR or give a
+// certificate nobody can match.
+var nameRe = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
 
 // ValidateHosts checks the --hosts list: not empty, no duplicates, each a
-// DNS name or an IP address.
+// DNS name or an IP address. An address with a port is refused: a
+// certificate names a host, and "DNS:127.0.0.1:7420" can never match.
 func ValidateHosts(hosts []string) error {
 	if len(hosts) == 0 {
 		return errors.New("expected at least one host name or address")
 	}
 	seen := map[string]bool{}
 	for _, h := range hosts {
-		if net.ParseIP(h) == nil && (!hostRe.MatchString(h) || strings.Contains(h, "..") || len(h) > 253) {
+		if host, _, err := net.SplitHostPort(h); err == nil {
+			return fmt.Errorf("%q: expected a host name or IP address without a port (a certificate names the host; the port is the agent's --listen): use %s", h, host)
+		}
+		if net.ParseIP(h) == nil && (!nameRe.MatchString(h) || strings.Contains(h, "..") || len(h) > 253) {
 			return fmt.Errorf("%q: expected a DNS name or an IP address", h)
 		}
 		if seen[h] {

@@ -151,7 +151,7 @@ func TestBadInput(t *testing.T) {
 		{"zeropadding zero", l("-p", "zeropadding=0"), []string{"zeropadding"}},
 		{"bad maxerrorrate", a("-p", "ycsbctl.maxerrorrate=2"), []string{"ycsbctl.maxerrorrate"}},
 		{"unknown flag", a("-bogus"), []string{"bogus"}},
-		{"too many arguments", []string{"run", "basic", "extra", "-P", "workloada"}, []string{"accepts"}},
+		{"too many arguments", []string{"run", "basic", "extra", "-P", "workloada"}, []string{`"basic" "extra"`, "at most one positional argument"}},
 		{"shell: unknown db", []string{"shell", "nosuchdb"}, []string{`"nosuchdb"`, "basic"}},
 		{"agent: non-loopback listen without TLS", []string{"agent", "--listen", "192.0.2.1:7420"}, []string{"--listen", "192.0.2.1", "--insecure-listen"}},
 		{"-P /dev/zero", a("-P", "/dev/zero"), []string{"-P", "/dev/zero", "binary", "text file"}},

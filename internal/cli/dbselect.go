@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,9 +27,9 @@ var dbCommands = map[string]bool{
 }
 
 // DefaultDBNotice is the line said first when a command names no database
-// and the embedded store is used.
-func DefaultDBNotice() string {
-	return fmt.Sprintf("No database named (positional db, -db or the db property): using the %s store, ycsbctl's default", DefaultDB)
+// and the embedded store is used; where says where its data lives.
+func DefaultDBNotice(where string) string {
+	return fmt.Sprintf("No database named (positional db, -db or the db property): using %s, ycsbctl's default", where)
 }
 
 // javaPhaseArgs applies Java YCSB Client's phase switches: `-load` means
@@ -110,6 +111,16 @@ func selectDB(gs *GlobalState, args []string) (out []string, notice string, err 
 	type source struct{ what, value string }
 	var named []source
 	pos := cmd.Flags().Args()
+	if len(pos) > 1 {
+		// Said before anything else: the run would otherwise be
+		// announced against a default database it never uses.
+		quoted := make([]string, len(pos))
+		for i, a := range pos {
+			quoted[i] = strconv.Quote(a)
+		}
+		return nil, "", fmt.Errorf("%s: expected at most one positional argument, the database; got %d: %s",
+			cmd.CommandPath(), len(pos), properties.Printable(strings.Join(quoted, " ")))
+	}
 	if len(pos) == 1 {
 		named = append(named, source{"argument", pos[0]})
 	}
@@ -124,7 +135,7 @@ func selectDB(gs *GlobalState, args []string) (out []string, notice string, err 
 	}
 	if len(named) == 0 {
 		if usesDefault {
-			return args, DefaultDBNotice(), nil
+			return args, DefaultDBNotice(whereDefault(gs, cmd)), nil
 		}
 		return args, "", nil
 	}
@@ -150,29 +161,51 @@ func selectDB(gs *GlobalState, args []string) (out []string, notice string, err 
 	return args, "", nil
 }
 
-// dbProperty returns the db property as the command will see it (-p beats
-// -P files, later files beat earlier ones) and where it came from. Files
-// that cannot be read are skipped here: the command reports them.
+// dbProperty returns the db property as the command will see it and where
+// it came from.
 func dbProperty(gs *GlobalState, cmd *cobra.Command) (string, string) {
-	overrides, _ := cmd.Flags().GetStringArray("p")
-	for i := len(overrides) - 1; i >= 0; i-- {
-		if k, v, err := properties.ParseOverride(overrides[i]); err == nil && k == PropDB {
-			return strings.TrimSpace(v), "property db (-p)"
-		}
+	p, from := commandLineProperties(gs, cmd)
+	return strings.TrimSpace(p.String(PropDB, "")), from[PropDB]
+}
+
+// whereDefault says where the default database keeps its data, as the
+// command line configures it.
+func whereDefault(gs *GlobalState, cmd *cobra.Command) string {
+	info, err := adapters.Lookup(DefaultDB)
+	if err != nil || info.Where == nil {
+		return "the " + DefaultDB + " store"
 	}
+	p, _ := commandLineProperties(gs, cmd)
+	return info.Where(p)
+}
+
+// commandLineProperties merges the -P files and -p overrides as the
+// command will (-p beats -P files, later ones beat earlier ones); from
+// says where each property came from. Files that cannot be read are
+// skipped here: the command reports them.
+func commandLineProperties(gs *GlobalState, cmd *cobra.Command) (*properties.Properties, map[string]string) {
+	p, from := properties.New(), map[string]string{}
 	files, _ := cmd.Flags().GetStringArray("P")
-	for i := len(files) - 1; i >= 0; i-- {
-		text, err := readWorkload(gs, files[i])
+	for _, name := range files {
+		text, _, err := readWorkload(gs, name)
 		if err != nil {
 			continue
 		}
-		p := properties.New()
-		if p.Load(bytes.NewReader(text)) != nil {
+		fp := properties.New()
+		if fp.Load(bytes.NewReader(text)) != nil {
 			continue
 		}
-		if v := p.String(PropDB, ""); v != "" {
-			return v, fmt.Sprintf("property db (-P %s)", files[i])
+		for _, k := range fp.Keys() {
+			v, _ := fp.Lookup(k)
+			p.Set(k, v)
+			from[k] = fmt.Sprintf("property %s (-P %s)", k, name)
 		}
 	}
-	return "", ""
+	for _, o := range typedValues(cmd, "p") {
+		if k, v, err := properties.ParseOverride(o); err == nil {
+			p.Set(k, v)
+			from[k] = "property " + k + " (-p)"
+		}
+	}
+	return p, from
 }

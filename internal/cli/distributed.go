@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -175,7 +174,6 @@ func newCoordinatorPhaseCmd(gs *GlobalState, phase run.Phase) *cobra.Command {
 	var (
 		agents       []string
 		onLoss       string
-		interval     time.Duration
 		maxOffset    time.Duration
 		agentTimeout time.Duration
 		sec          securityFlags
@@ -194,17 +192,7 @@ file log, the live view, /metrics, the final YCSB summary and the run
 bundle (--results DIR).`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := parseSpec(gs, cmd, f, args, phase, func(p *properties.Properties) error {
-				if !cmd.Flags().Changed("interval") {
-					return nil
-				}
-				if interval <= 0 {
-					return invalid(fmt.Errorf("flag --interval %s: expected a positive duration", interval))
-				}
-				// --interval is status.interval for the whole cluster.
-				p.Set(spec.PropStatusInterval, strconv.FormatFloat(interval.Seconds(), 'g', -1, 64))
-				return nil
-			})
+			sp, err := parseSpec(gs, cmd, f, args, phase)
 			if err != nil {
 				return err
 			}
@@ -213,6 +201,9 @@ bundle (--results DIR).`,
 				return err
 			}
 			s := newSession(gs, sp)
+			for _, w := range sp.Warnings {
+				s.Logf("%s", w)
+			}
 			c, err := coordinator.New(coordinator.Config{
 				Spec: sp, Agents: splitAgents(agents), OnAgentLoss: onLoss, TLS: tlsFiles, Token: token,
 				Logf: s.Logf, Clock: gs.Clock, MaxClockOffset: maxOffset, AgentTimeout: agentTimeout,
@@ -226,12 +217,10 @@ bundle (--results DIR).`,
 			return s.Run(gs.Ctx, c)
 		},
 	}
-	f.register(cmd, true)
-	addPropertyFlags(cmd)
+	f.register(cmd, coordinatorSettingFlags...)
 	fl := cmd.Flags()
 	fl.StringSliceVar(&agents, "agents", nil, "agent addresses in order, host:port, comma separated (port defaults to 7420)")
 	fl.StringVar(&onLoss, "on-agent-loss", coordinator.LossAbort, "when an agent is lost: abort (stop everything, exit 3) or continue (results marked partial)")
-	fl.DurationVar(&interval, "interval", 0, "merge and status interval (sets status.interval; default 10s)")
 	fl.DurationVar(&maxOffset, "max-clock-offset", coordinator.DefaultMaxClockOffset, "refuse agents whose clock differs more than this (negative disables)")
 	fl.DurationVar(&agentTimeout, "agent-timeout", coordinator.DefaultAgentTimeout, "declare an agent lost after this much silence")
 	sec.register(cmd)

@@ -33,40 +33,39 @@ file. Output follows YCSB: status lines on stderr with -s, the final
 [OVERALL]/[OP] summary on stdout (or exportfile).`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := parseSpec(gs, cmd, f, args, phase, nil)
+			sp, err := parseSpec(gs, cmd, f, args, phase)
 			if err != nil {
 				return err
+			}
+			if len(args) == 1 && sp.Adapter.Where != nil {
+				// First, as the default database's notice is.
+				fmt.Fprintf(gs.Stderr, "Using %s\n", sp.Adapter.Where(sp.Props))
 			}
 			return runLocal(gs, sp)
 		},
 	}
-	f.register(cmd, true)
-	addPropertyFlags(cmd)
+	f.register(cmd, runSettingFlags...)
 	return cmd
 }
 
 // parseSpec turns a load or run command line into the run's
-// specification: the adapter argument (the embedded store by default),
-// the merged properties, adjusted by adjust when the command has flags of
-// its own, parsed once.
-func parseSpec(gs *GlobalState, cmd *cobra.Command, f *ycsbFlags, args []string, phase run.Phase, adjust func(*properties.Properties) error) (*spec.Spec, error) {
+// specification: the adapter argument (the embedded store by default) and
+// the merged properties, parsed once. What resolving the command line
+// decided comes first among the warnings.
+func parseSpec(gs *GlobalState, cmd *cobra.Command, f *ycsbFlags, args []string, phase run.Phase) (*spec.Spec, error) {
 	db := DefaultDB
 	if len(args) == 1 {
 		db = args[0]
 	}
-	p, err := f.resolve(gs, cmd)
+	p, notes, err := f.resolve(gs, cmd)
 	if err != nil {
 		return nil, err
-	}
-	if adjust != nil {
-		if err := adjust(p); err != nil {
-			return nil, err
-		}
 	}
 	sp, err := spec.Parse(db, p, phase)
 	if err != nil {
 		return nil, invalid(err)
 	}
+	sp.Warnings = append(notes, sp.Warnings...)
 	return sp, nil
 }
 

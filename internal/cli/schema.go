@@ -21,7 +21,7 @@ func newSchemaCmd(gs *GlobalState, verb string) *cobra.Command {
 		Short: short,
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := f.resolve(gs, cmd)
+			p, err := f.resolveNoted(gs, cmd)
 			if err != nil {
 				return err
 			}
@@ -58,6 +58,6 @@ func newSchemaCmd(gs *GlobalState, verb string) *cobra.Command {
 			return nil
 		},
 	}
-	f.register(cmd, false)
+	f.register(cmd)
 	return cmd
 }

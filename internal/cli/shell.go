@@ -24,7 +24,7 @@ func newShellCmd(gs *GlobalState) *cobra.Command {
 			if len(args) == 1 {
 				name = args[0]
 			}
-			p, err := f.resolve(gs, cmd)
+			p, err := f.resolveNoted(gs, cmd)
 			if err != nil {
 				return err
 			}
@@ -45,7 +45,7 @@ func newShellCmd(gs *GlobalState) *cobra.Command {
 			return sh.loop()
 		},
 	}
-	f.register(cmd, false)
+	f.register(cmd)
 	return cmd
 }
 

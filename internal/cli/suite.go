@@ -17,6 +17,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/report"
 	"github.com/ycsbctl/ycsbctl/internal/run"
@@ -188,7 +189,7 @@ func checkPlan(gs *GlobalState, p *suite.Plan) error {
 			continue
 		}
 		props := properties.New()
-		text, err := readWorkload(gs, it.Workload)
+		text, _, err := readWorkload(gs, it.Workload)
 		if err != nil {
 			return invalid(fmt.Errorf("line %d: %w", it.Step.Line, err))
 		}
@@ -258,7 +259,7 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 	}
 	plan := suite.Expand(file, overrides, splitAgents(f.agents), suite.Hooks{
 		WorkloadProps: func(w string) map[string]string {
-			text, err := readWorkload(gs, w)
+			text, _, err := readWorkload(gs, w)
 			if err != nil {
 				return nil
 			}
@@ -323,7 +324,7 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 			}
 		}
 	}()
-	fmt.Fprintf(stderr, "suite %s: %d items, results in %s\n", file.Name, len(plan.Items), dir)
+	fmt.Fprintf(stderr, "suite %s: %s, results in %s\n", file.Name, plural.Count(len(plan.Items), "item"), dir)
 	st, code := r.Run(gs.Ctx)
 	printSuiteSummary(gs.Stdout, st)
 	if err := writeSuiteReports(gs, dir); err != nil {

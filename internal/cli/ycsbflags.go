@@ -5,109 +5,140 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strconv"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ycsbctl/ycsbctl/internal/properties"
-	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/workloads"
 )
 
 // ycsbFlags are YCSB's client flags, shared by load, run, shell, init,
 // drop and the coordinator.
 type ycsbFlags struct {
-	files     []string
-	overrides []string
-	threads   int
-	target    float64
-	status    bool
-	label     string
-	db        string // -db: read through the flag set by selectDB
+	files []string
+	// typed holds -p and every setting flag in the order typed.
+	typed []typedFlag
+	db    string // -db: read through the flag set by selectDB
 }
 
-func (f *ycsbFlags) register(cmd *cobra.Command, withRun bool) {
+// register adds -P, -p and -db, and the setting flags named.
+func (f *ycsbFlags) register(cmd *cobra.Command, settings ...string) {
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.files, "P", "P", nil, "workload property file or built-in workload name (repeatable; applied in order)")
-	fl.StringArrayVarP(&f.overrides, "p", "p", nil, "property override key=value (repeatable; beats every -P file)")
+	addTyped(cmd, &f.typed, "p", "p", "stringArray", "property override key=value (repeatable; beats every -P file; with a flag for the same property, the later one wins)")
 	fl.StringVar(&f.db, "db", "", "YCSB's -db: adapter name or YCSB binding class, e.g. site.ycsb.db.CassandraCQLClient (same as the db property or the positional db)")
-	if withRun {
-		fl.IntVar(&f.threads, "threads", 0, "client threads (threadcount); per agent in distributed runs")
-		fl.Float64Var(&f.target, "target", 0, "target total operations per second (0 = unthrottled)")
-		fl.BoolVarP(&f.status, "s", "s", false, "print status every status.interval seconds to stderr")
-		fl.StringVarP(&f.label, "l", "l", "", "label prefixed to status lines")
+	for _, name := range settings {
+		sf := lookupSettingFlag(name)
+		addTyped(cmd, &f.typed, sf.name, sf.short, sf.typ, sf.usage)
 	}
 }
 
-// resolve builds the merged properties: -P files in order, then every
-// command-line setting on top, as YCSB's Client does.
-func (f *ycsbFlags) resolve(gs *GlobalState, cmd *cobra.Command) (*properties.Properties, error) {
-	p := properties.New()
+// resolve builds the merged properties as YCSB's Client does: -P files in
+// order, then every command-line setting on top, -p and flags in the order
+// typed (a later one wins). notes are lines for the operator: a flag and
+// a -p that disagree, a workloads/NAME path served by a built-in workload.
+func (f *ycsbFlags) resolve(gs *GlobalState, cmd *cobra.Command) (p *properties.Properties, notes []string, err error) {
+	p = properties.New()
 	for _, name := range f.files {
-		text, err := readWorkload(gs, name)
+		text, note, err := readWorkload(gs, name)
 		if err != nil {
-			return nil, invalid(err)
+			return nil, nil, invalid(err)
+		}
+		if note != "" {
+			notes = append(notes, note)
 		}
 		if err := p.Load(bytes.NewReader(text)); err != nil {
-			return nil, invalid(fmt.Errorf("flag -P %q: %w", name, err))
+			return nil, nil, invalid(fmt.Errorf("flag -P %q: %w", name, err))
 		}
 	}
 	cl := properties.New()
-	for _, o := range f.overrides {
-		k, v, err := properties.ParseOverride(o)
-		if err != nil {
-			return nil, invalid(err)
+	// setBy lists, per property, what set it on the command line.
+	setBy := map[string][]string{}
+	var order []string
+	viaFlag, viaP := map[string]bool{}, map[string]bool{}
+	for _, t := range f.typed {
+		var k, v, src string
+		if t.name == "p" {
+			k, v, err = properties.ParseOverride(t.value)
+			if err != nil {
+				return nil, nil, invalid(err)
+			}
+			src = "-p " + k + "=" + v
+			viaP[k] = true
+		} else {
+			sf := lookupSettingFlag(t.name)
+			k, v, src = sf.property, t.value, sf.typed(t.value)
+			if sf.value != nil {
+				var ok bool
+				v, ok, err = sf.value(t.value)
+				if err != nil {
+					return nil, nil, invalid(fmt.Errorf("flag %s: %w (the %s property)", properties.Printable(sf.typed(t.value)), err, sf.property))
+				}
+				if !ok {
+					continue
+				}
+			}
+			viaFlag[k] = true
+		}
+		if _, seen := setBy[k]; !seen {
+			order = append(order, k)
+		}
+		if prev, had := cl.Lookup(k); !had || prev != v {
+			setBy[k] = append(setBy[k], src)
 		}
 		cl.Set(k, v)
 	}
-	if cmd.Flags().Lookup("threads") != nil {
-		if cmd.Flags().Changed("threads") {
-			if f.threads < 1 {
-				return nil, invalid(fmt.Errorf("flag -threads %d: expected at least 1", f.threads))
-			}
-			cl.Set(spec.PropThreads, strconv.Itoa(f.threads))
+	for _, k := range order {
+		if viaFlag[k] && viaP[k] && len(setBy[k]) > 1 {
+			v, _ := cl.Lookup(k)
+			notes = append(notes, properties.Printable(fmt.Sprintf("Warning: %s set %s differently; the later one on the command line wins, as in YCSB: %s=%s",
+				strings.Join(setBy[k], " and "), k, k, v)))
 		}
-		if cmd.Flags().Changed("target") {
-			if f.target < 0 {
-				return nil, invalid(fmt.Errorf("flag -target %g: expected a non-negative ops/s rate", f.target))
-			}
-			cl.Set(spec.PropTarget, strconv.FormatFloat(f.target, 'g', -1, 64))
-		}
-		if f.status {
-			cl.Set("status", "true")
-		}
-		if cmd.Flags().Changed("l") {
-			cl.Set(spec.PropLabel, f.label)
-		}
-	}
-	if err := applyPropertyFlags(cmd, cl); err != nil {
-		return nil, err
 	}
 	p.Merge(cl)
-	return p, nil
+	return p, notes, nil
+}
+
+// resolveNoted resolves the properties of a command that runs no
+// benchmark (shell, init, drop) and prints the notes at once.
+func (f *ycsbFlags) resolveNoted(gs *GlobalState, cmd *cobra.Command) (*properties.Properties, error) {
+	p, notes, err := f.resolve(gs, cmd)
+	for _, n := range notes {
+		fmt.Fprintln(gs.Stderr, n)
+	}
+	return p, err
 }
 
 // readWorkload reads a -P argument: a real file wins over a built-in
-// workload of the same name. Files are read through gs.ReadFile, which in
-// a real process is properties.ReadFile: at most properties.MaxFileBytes,
-// refusing binary content, so that -P /dev/zero fails at once.
-func readWorkload(gs *GlobalState, name string) ([]byte, error) {
+// workload of the same name. YCSB users type workloads/workloada (the path
+// inside YCSB's distribution); where no such file exists, that names the
+// built-in workload too, and note says so. Files are read through
+// gs.ReadFile, which in a real process is properties.ReadFile: at most
+// properties.MaxFileBytes, refusing binary content, so that -P /dev/zero
+// fails at once.
+func readWorkload(gs *GlobalState, name string) (text []byte, note string, err error) {
 	b, err := gs.ReadFile(name)
 	if err == nil {
-		return b, nil
+		return b, "", nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		// The file exists but cannot be used: never fall back silently
 		// to a built-in workload of the same name.
-		return nil, fmt.Errorf("flag -P %q: %w", name, err)
+		return nil, "", fmt.Errorf("flag -P %q: %w", name, err)
 	}
 	if w, ok := workloads.Lookup(name); ok {
-		return []byte(w.Text), nil
+		return []byte(w.Text), "", nil
+	}
+	if dir, base := filepath.Split(filepath.Clean(name)); filepath.Clean(dir) == "workloads" {
+		if w, ok := workloads.Lookup(base); ok {
+			return []byte(w.Text), fmt.Sprintf("-P %s: no such file here; using the built-in workload %s (YCSB's file of that name)", name, w.Name), nil
+		}
 	}
 	var names []string
 	for _, w := range workloads.List() {
 		names = append(names, w.Name)
 	}
-	return nil, fmt.Errorf("flag -P %q: no such file and no built-in workload of that name (built-in: %s)", name, strings.Join(names, ", "))
+	return nil, "", fmt.Errorf("flag -P %q: no such file and no built-in workload of that name (built-in: %s)", name, strings.Join(names, ", "))
 }

@@ -25,7 +25,10 @@
 // pair whose name is secret by the rule above (query parameters such as
 // ?tlsCertificateKeyFilePassword=x or AWS_SESSION_TOKEN:y). In running
 // text, outside a query string (after ? & or ;), the whole-word rule is
-// left out, so that "expected key=value" stays readable.
+// left out, so that "expected key=value" stays readable, and a secret name
+// that follows a word and ends with ": " is part of a sentence ("rejected
+// the token: wrong token"), not a label: redaction hides values, never the
+// words around them.
 package redact
 
 import (
@@ -212,6 +215,20 @@ func userinfo(s string) string {
 	return b.String()
 }
 
+// afterWord reports whether the name starting at i follows a word of
+// running text (only spaces between them).
+func afterWord(s string, i int) bool {
+	j := i - 1
+	for j >= 0 && (s[j] == ' ' || s[j] == '\t') {
+		j--
+	}
+	if j < 0 || j == i-1 {
+		return false
+	}
+	c := s[j]
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
 // params replaces the values of secret-named parameters. A value after '='
 // runs to the next & ; or white space (commas belong to it:
 // authMechanismProperties=AWS_SESSION_TOKEN:x,SERVICE_NAME:y); after ':'
@@ -236,6 +253,13 @@ func params(s string) string {
 		vstart := m[1]
 		for vstart < len(s) && (s[vstart] == ' ' || s[vstart] == '\t') {
 			vstart++ // "password: hunter2"
+		}
+		if vstart > m[1] && s[m[4]:m[5]] == ":" && !inQuery && afterWord(s, m[2]) {
+			// "rejected the token: wrong token": a name inside a
+			// sentence, then a colon and a space, introduces words,
+			// not a value; only a label that starts the text or
+			// follows punctuation ("failed: password: x") does.
+			continue
 		}
 		stops := "&; \t\r\n"
 		if s[m[4]:m[5]] == ":" {

@@ -114,6 +114,12 @@ func TestText(t *testing.T) {
 		{"AWS_SESSION_TOKEN:tok,SERVICE_NAME:s", "AWS_SESSION_TOKEN:REDACTED,SERVICE_NAME:s"},
 		{"jdbc:x://h;user=u;password=pw;db=y", "jdbc:x://h;user=u;password=REDACTED;db=y"},
 		{"connect failed: password: hunter2", "connect failed: password: REDACTED"},
+		{"password: hunter2", "password: REDACTED"},
+		// A name inside a sentence is a word, not a label: only values
+		// are hidden, never the words around them.
+		{"agent 0 (h:7420): rejected the token: wrong token (--token)", "agent 0 (h:7420): rejected the token: wrong token (--token)"},
+		{"flag --token-file: open /etc/t: no such file or directory", "flag --token-file: open /etc/t: no such file or directory"},
+		{"the token:hunter2 was refused", "the token:REDACTED was refused"},
 		{"mongodb://h/?tlsCertificateKeyFile=/etc/k.pem&keyprefix=user", "mongodb://h/?tlsCertificateKeyFile=/etc/k.pem&keyprefix=user"},
 		{"value@x", "value@x"},
 		{"https://h/api?key=k1&pw=p1", "https://h/api?key=REDACTED&pw=REDACTED"},

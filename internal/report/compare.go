@@ -38,6 +38,9 @@ type Row struct {
 	P99Samples Sample
 	P99Delta   float64
 	P99Verdict Verdict
+	// P99NA says why a run has no p99 against its baseline (empty when
+	// it has one).
+	P99NA string
 }
 
 // Comparison is a set of runs laid out for comparing.
@@ -83,7 +86,14 @@ func newComparison(runs []*Run, scenario, label func(i int, r *Run) string) *Com
 				row.TputDelta = row.Throughput.Mean/base.Throughput.Mean - 1
 			}
 			row.TputVerdict, row.TputP = Compare(base.Throughput, row.Throughput)
-			if base.Series == row.Series && base.P99 > 0 {
+			switch {
+			case base.Series != row.Series:
+				row.P99NA = fmt.Sprintf("n/a: the baseline's main operation is %s", base.Series)
+			case base.P99 <= 0:
+				// Latencies below 1 µs truncate to 0, as YCSB's do
+				// (a no-op database): no ratio exists.
+				row.P99NA = "n/a: the baseline's P99 is 0 µs"
+			default:
 				row.P99Delta = row.P99/base.P99 - 1
 				row.P99Verdict, _ = Compare(base.P99Samples, row.P99Samples)
 			}
@@ -141,8 +151,8 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		vs, lvs := "baseline", "baseline"
 		if r.Baseline != nil {
 			vs = mark(r.TputDelta, r.TputVerdict)
-			lvs = "-"
-			if r.P99Delta != 0 || r.P99Verdict != Unknown {
+			lvs = r.P99NA
+			if lvs == "" {
 				lvs = mark(r.P99Delta, r.P99Verdict)
 			}
 		}
@@ -183,8 +193,12 @@ const compareSections = `
 <h2>Latency percentiles</h2>
 <div class="charts">{{range .LatCharts}}<div class="chartbox">{{.}}</div>{{end}}</div>
 
+{{if .TimeCharts}}
 <h2>Throughput over time</h2>
 <div class="charts">{{range .TimeCharts}}<div class="chartbox">{{.}}</div>{{end}}</div>
+{{else}}
+<p class="muted">No throughput-over-time chart: every run here has fewer than two intervals (a run shorter than its status.interval is one point, not a line).</p>
+{{end}}
 `
 
 var (
@@ -240,8 +254,8 @@ func (c *Comparison) data() compareData {
 		}
 		if r.Baseline != nil {
 			cr.TputVs, cr.TputClass = mark(r.TputDelta, r.TputVerdict), verdictClass(r.TputDelta, r.TputVerdict, true)
-			cr.LatVs = "-"
-			if r.P99Delta != 0 || r.P99Verdict != Unknown {
+			cr.LatVs = r.P99NA
+			if cr.LatVs == "" {
 				cr.LatVs, cr.LatClass = mark(r.P99Delta, r.P99Verdict), verdictClass(r.P99Delta, r.P99Verdict, false)
 			}
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
 	ycsbrun "github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/version"
@@ -133,16 +134,16 @@ func WriteHTML(w io.Writer, r *Run, opts Options) error {
 	mode := run.Mode
 	switch mode {
 	case "":
-		mode = fmt.Sprintf("distributed, %d agents", len(run.Agents))
+		mode = "distributed, " + plural.Count(len(run.Agents), "agent")
 	case "distributed":
-		mode += fmt.Sprintf(", %d agents", len(run.Agents))
+		mode += ", " + plural.Count(len(run.Agents), "agent")
 	}
 	d.Facts = append(d.Facts, mode, "ycsbctl "+run.Version)
 
 	errs, all := r.Errors()
 	d.Cards = []card{
 		{"Throughput", fmtNumber(math.Round(run.Summary.Throughput)) + " ops/s", ciNote(r)},
-		{"Operations", group(run.Summary.Operations), fmt.Sprintf("%d intervals", len(r.Intervals))},
+		{"Operations", group(run.Summary.Operations), plural.Count(len(r.Intervals), "interval")},
 		{"Run time", fmtSeconds(float64(run.Summary.RunTimeMs) / 1000), wallNote(run)},
 		{"Errors", group(errs), pct(errs, all) + " of returns"},
 	}
@@ -498,7 +499,12 @@ func configRows(run *bundle.Run) []kv {
 	}
 	rows = append(rows, kv{"Interval", time.Duration(run.Config.IntervalNs).String()})
 	if len(run.Config.CommandLine) > 0 {
-		rows = append(rows, kv{"Command line", "ycsbctl " + strings.Join(redact.Args(run.Config.CommandLine), " ")})
+		cl := redact.Args(run.Config.CommandLine)
+		if cl[0] != "ycsbctl" {
+			// Bundles record the program name; older ones did not.
+			cl = append([]string{"ycsbctl"}, cl...)
+		}
+		rows = append(rows, kv{"Command line", strings.Join(cl, " ")})
 	}
 	if len(run.Config.Agents) > 0 {
 		rows = append(rows, kv{"Agents", strings.Join(run.Config.Agents, ", ")})

@@ -62,7 +62,7 @@ func unknownWarning(p *properties.Properties, info *adapters.Info) string {
 		if _, ok := properties.FindKnown(known, k); ok {
 			continue
 		}
-		msg := k
+		msg := properties.Printable(k)
 		if other := otherAdapter(k, info.Name); other != "" {
 			msg += fmt.Sprintf(" (read by the %s adapter, not by %s)", other, info.Name)
 		} else if near := nearest(k, known); near != "" {

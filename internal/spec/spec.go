@@ -19,6 +19,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/engine"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
@@ -80,7 +81,10 @@ func parseSettings(p *properties.Properties, phase run.Phase, cfg *workload.Conf
 				maxTh, threadBytes>>10, availableMemory()>>20)}
 	}
 	s.Threads = int(th)
-	if s.Target, err = rangedFloat(p, PropTarget, 0, minTarget, maxTarget, true, "ops/s (flag -target; 0 = unthrottled)"); err != nil {
+	if err := checkRecordMemory(cfg, s.Threads, phase); err != nil {
+		return nil, err
+	}
+	if s.Target, err = rangedFloat(p, PropTarget, 0, MinTarget, maxTarget, true, "ops/s (flag -target; 0 = unthrottled)"); err != nil {
 		return nil, err
 	}
 	si, err := rangedFloat(p, PropStatusInterval, 10, minStatusSecs, maxDurationSecs, false, "seconds")
@@ -152,8 +156,8 @@ const (
 	// the 292 years an int64 of nanoseconds holds.
 	maxDurationSecs = 10 * 365 * 24 * 3600.0
 	minStatusSecs   = 0.01
-	// minTarget is one operation per 1000 s; maxTarget a billion ops/s.
-	minTarget = 0.001
+	// MinTarget is one operation per 1000 s; maxTarget a billion ops/s.
+	MinTarget = 0.001
 	maxTarget = 1e9
 	// threadBytes is what one worker costs: its histograms (HDR, three
 	// significant digits, per series), buffers and goroutine stack.
@@ -491,7 +495,7 @@ func (s *Spec) WarmupDescription() string {
 		parts = append(parts, fmt.Sprintf("%s (%s)", s.WarmupTime, PropWarmupTime))
 	}
 	if s.WarmupOps > 0 {
-		parts = append(parts, fmt.Sprintf("%d operations (%s)", s.WarmupOps, PropWarmupOps))
+		parts = append(parts, fmt.Sprintf("%s (%s)", plural.Count(s.WarmupOps, "operation"), PropWarmupOps))
 	}
 	return strings.Join(parts, " and ")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/plural"
 )
 
 // Executor runs one ycsbctl command line (load, run, drop, init, or their
@@ -393,7 +394,7 @@ func (r *Runner) threadScan(ctx context.Context, i int, it *Item) exitcode.Code 
 		r.save()
 	}
 	scan.Knee = scan.Threads[len(scan.Threads)-1]
-	scan.Reason = fmt.Sprintf("throughput still grew at the maximum of %d threads", ts.Max)
+	scan.Reason = fmt.Sprintf("throughput still grew at the maximum of %s", plural.Count(ts.Max, "thread"))
 	r.logf("suite %s: %s: thread scan: %s\n", r.Plan.File.Name, it.DB.Name, scan.Reason)
 	return exitcode.OK
 }

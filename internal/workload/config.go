@@ -197,8 +197,8 @@ func ParseConfig(p *properties.Properties) (*Config, error) {
 	if e(e1) {
 		return nil, err
 	}
-	if e(floatInto(p, PropHotspotDataFraction, 0.2, &c.HotspotData, false)) ||
-		e(floatInto(p, PropHotspotOpnFraction, 0.8, &c.HotspotOpn, false)) ||
+	if e(floatInto(p, PropHotspotDataFraction, 0.2, &c.HotspotData, true)) ||
+		e(floatInto(p, PropHotspotOpnFraction, 0.8, &c.HotspotOpn, true)) ||
 		e(floatInto(p, PropExponentialPercentile, 95, &c.ExpPercentile, false)) ||
 		e(floatInto(p, PropExponentialFrac, 0.8571428571, &c.ExpFrac, false)) {
 		return nil, err

@@ -40,3 +40,44 @@ func poolWindow(pool []byte, r *generator.Rand, n int) []byte {
 	off := int(r.Int64n(int64(len(pool) - n + 1)))
 	return pool[off : off+n : off+n]
 }
+
+// Footprint is what a run of a configuration holds in memory for its
+// records' values: Shared once per process, PerWorker for every worker
+// thread. Records of megabytes times hundreds of threads reach gigabytes,
+// so a run is checked against the host's memory before it starts.
+type Footprint struct {
+	// Record is the largest record: fieldcount × fieldlength.
+	Record int64
+	// Shared is the value pool (0 with ycsbctl.values=fresh or
+	// dataintegrity, which have none).
+	Shared int64
+	// Records is how many records a worker holds at once (a batch in the
+	// load phase), Copies how many copies of each: the adapter's encoding
+	// of the request or a read's result, plus the worker's own value
+	// buffers unless values are windows of the pool.
+	Records, Copies int64
+	// Holds names the copies, for messages.
+	Holds string
+}
+
+// PerWorker is what one worker holds, in bytes (saturating, never
+// overflowing).
+func (f Footprint) PerWorker() float64 {
+	return float64(f.Record) * float64(f.Records) * float64(f.Copies)
+}
+
+// Footprint models what a run of c holds; load is the load phase (where
+// batchsize applies).
+func (c *Config) Footprint(load bool) Footprint {
+	f := Footprint{Record: int64(c.FieldCount) * c.FieldLength, Records: 1, Copies: 1, Holds: "the adapter's encoding of the record"}
+	if c.FreshValues || c.DataIntegrity {
+		f.Copies++
+		f.Holds = "the worker's value buffers, kept with " + PropValues + "=fresh or dataintegrity, and " + f.Holds
+	} else {
+		f.Shared = int64(valuePoolSize(c))
+	}
+	if load && c.BatchSize > 1 {
+		f.Records = c.BatchSize
+	}
+	return f
+}
