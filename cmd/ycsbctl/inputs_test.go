@@ -82,7 +82,9 @@ func TestInputsSayWhatWasTyped(t *testing.T) {
 			},
 			code: 2, want: []string{`"fieldlength"="1000000"`, "100000 records (batchsize)", "batchsize or -threads"}},
 		{name: "certs for host:port",
-			args: func(dir string) []string { return []string{"certs", "--dir", filepath.Join(dir, "certs"), "--hosts", "10.0.0.1,127.0.0.1:7420"} },
+			args: func(dir string) []string {
+				return []string{"certs", "--dir", filepath.Join(dir, "certs"), "--hosts", "10.0.0.1,127.0.0.1:7420"}
+			},
 			code: 2, want: []string{"--hosts", `"127.0.0.1:7420"`, "without a port", "use 127.0.0.1"},
 			check: func(t *testing.T, dir string, _ run) {
 				assert.NoDirExists(t, filepath.Join(dir, "certs", "127.0.0.1:7420"), "no certificate for DNS:127.0.0.1:7420")
