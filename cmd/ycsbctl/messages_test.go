@@ -2,9 +2,11 @@ package main_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +14,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	ycsbrun "github.com/ycsbctl/ycsbctl/internal/run"
 )
 
 // certsFor writes a CA, an agent certificate for 127.0.0.1 and the
@@ -144,4 +149,22 @@ func TestWordingOfARun(t *testing.T) {
 		assert.NotContains(t, string(html), "<h2>Throughput over time</h2>", "an empty section")
 		assert.Contains(t, string(html), "No throughput-over-time chart")
 	})
+}
+
+// TestHelpListsExitCodes checks that the root --help and `ycsbctl help
+// exit-codes` list every exit code and every status run.json can hold,
+// from their tables (before, the codes were only in the README).
+func TestHelpListsExitCodes(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"help", "exit-codes"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := ycsbctl(t, args...)
+			require.Equal(t, 0, r.code, r.stderr)
+			for _, c := range exitcode.Table() {
+				assert.Regexp(t, regexp.MustCompile(fmt.Sprintf(`(?m)^  %d  %s +%s`, int(c.Code), regexp.QuoteMeta(c.Name), regexp.QuoteMeta(strings.Fields(c.Meaning)[0]))), r.stdout)
+			}
+			for _, s := range ycsbrun.Statuses() {
+				assert.Regexp(t, regexp.MustCompile(fmt.Sprintf(`(?m)^  %s +%s`, s.Status, regexp.QuoteMeta(strings.Fields(s.Meaning)[0]))), r.stdout)
+			}
+		})
+	}
 }

@@ -258,6 +258,10 @@ func TestCluster(t *testing.T) {
 	// playbook-failures step needs h2's Cassandra node. It stops its own
 	// daemons at the end.
 	t.Run("hbase", func(t *testing.T) { testHBase(t, e) })
+	// The documentation's many-hosts lines deploy the agents again, with
+	// their own certificates and token; nothing after them uses the
+	// earlier ones but the playbook runs, which bring their own.
+	t.Run("docs", func(t *testing.T) { testDocs(t, e) })
 	// Last: these plays leave h4 powered off.
 	t.Run("playbook-failures", func(t *testing.T) { testPlaybookFailures(t, e) })
 }

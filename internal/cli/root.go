@@ -109,7 +109,9 @@ func newRootCmd(gs *GlobalState) *cobra.Command {
 		Short: "Distributed, YCSB-compatible benchmark for NoSQL databases",
 		Long: `ycsbctl runs YCSB workloads against MongoDB, Cassandra, HBase, a no-op DB
 and an embedded store, on one host (load, run, shell) or on many hosts at
-once (agent, coordinator), with exactly merged HDR latency histograms.`,
+once (agent, coordinator), with exactly merged HDR latency histograms.
+
+` + exitCodesText(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version.Version,
@@ -131,6 +133,7 @@ once (agent, coordinator), with exactly merged HDR latency histograms.`,
 		newCompareCmd(gs),
 		newSuiteCmd(gs), newSuitesCmd(gs),
 		newCertsCmd(gs),
+		newExitCodesTopic(),
 	)
 	return root
 }

@@ -3,65 +3,63 @@
 // values never change meaning once released.
 package exitcode
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Code is a process exit status.
 type Code int
 
-const (
-	// OK: the benchmark ran to completion (for a distributed run with
-	// --on-agent-loss=continue this includes runs whose results are
-	// marked partial; run.json says which).
-	OK Code = 0
-	// Failure: any error not covered below (an agent could not be
-	// reached or failed to prepare, I/O errors writing results, ...).
-	Failure Code = 1
-	// InvalidConfig: the command line or properties were rejected before
-	// anything touched a database or an agent.
-	InvalidConfig Code = 2
-	// AgentLost: an agent stopped answering during a distributed run and
-	// the run was stopped (--on-agent-loss=abort).
-	AgentLost Code = 3
-	// Aborted: the run was cut short with operations in flight cancelled
-	// (counted as CANCELLED): a second SIGINT/SIGTERM, or a graceful stop
-	// whose calls did not return within ycsbctl.stopgrace.
-	Aborted Code = 4
-	// DBErrors: the run finished but the share of failed database
-	// operations exceeded the configured threshold.
-	DBErrors Code = 5
-	// Stopped: the run was stopped gracefully before its end (one
-	// SIGINT/SIGTERM, q in the live view, or its stdout closed): every
-	// operation in flight finished and was measured, and the results are
-	// a complete measurement of a shorter run.
-	Stopped Code = 6
+// The codes, in the one table that `ycsbctl --help`, `ycsbctl help
+// exit-codes` and docs/exit-codes.md render (Table). Adding a code is
+// adding a row here: name it in a few words and say in one line when a
+// process exits with it.
+var (
+	OK = define(0, "ok", "the run completed (a distributed run that continued without a lost agent is marked partial in run.json)")
+	// Failure is any error not covered below.
+	Failure = define(1, "failure", "an error not covered below: an agent unreachable or failing to prepare, the database not opened, results that could not be written")
+	// InvalidConfig: nothing touched a database or an agent.
+	InvalidConfig = define(2, "invalid configuration", "the command line or properties were refused before anything touched a database or an agent; the message names the flag or property, the value and what was expected")
+	AgentLost     = define(3, "agent lost", "an agent stopped answering and the run was stopped (--on-agent-loss=abort)")
+	// Aborted: operations in flight were cancelled (counted as CANCELLED).
+	Aborted  = define(4, "aborted by operator", "aborted: a second SIGINT/SIGTERM, or calls still in flight when ycsbctl.stopgrace ran out (counted as CANCELLED)")
+	DBErrors = define(5, "database errors above threshold", "the run finished but more operations failed than ycsbctl.maxerrorrate allows")
+	// Stopped: every operation in flight finished and was measured; the
+	// results are a complete measurement of a shorter run.
+	Stopped = define(6, "stopped by operator", "stopped gracefully before its end (one SIGINT/SIGTERM, q in the live view, stdout closed); the results measure the shorter run")
 )
 
-// Doc describes one exit code, for --help and the documentation.
-type Doc struct {
+// Info is one row of the table.
+type Info struct {
 	Code Code
-	// Name is the short name run.json records as exit_reason.
+	// Name is the code's name in logs and run.json ("agent lost").
 	Name string
-	// Line says in one line when the code is returned.
-	Line string
+	// Meaning says when a process exits with the code.
+	Meaning string
 }
 
-// Table lists every exit code in order; it is the one place they are
-// described.
-var Table = []Doc{
-	{OK, "ok", "the run completed (a distributed run that continued without a lost agent is marked partial in run.json)"},
-	{Failure, "failure", "an error not covered below: an agent unreachable or failing to prepare, results that could not be written"},
-	{InvalidConfig, "invalid configuration", "the command line or properties were refused before anything touched a database or an agent"},
-	{AgentLost, "agent lost", "an agent stopped answering and the run was stopped (--on-agent-loss=abort)"},
-	{Aborted, "aborted by operator", "aborted: a second SIGINT/SIGTERM, or calls still in flight when ycsbctl.stopgrace ran out (counted as CANCELLED)"},
-	{DBErrors, "database errors above threshold", "the run finished but more operations failed than ycsbctl.maxerrorrate allows"},
-	{Stopped, "stopped by operator", "stopped gracefully before its end (one SIGINT/SIGTERM, q in the live view, stdout closed); the results measure the shorter run"},
+var table []Info
+
+// define adds a row; codes are defined once, in order.
+func define(c Code, name, meaning string) Code {
+	for _, r := range table {
+		if r.Code == c || r.Name == name {
+			panic(fmt.Sprintf("exitcode: %d %q defined twice", c, name))
+		}
+	}
+	table = append(table, Info{Code: c, Name: name, Meaning: meaning})
+	return c
 }
+
+// Table returns every code in order.
+func Table() []Info { return append([]Info(nil), table...) }
 
 // String names the code for logs and run.json.
 func (c Code) String() string {
-	for _, d := range Table {
-		if d.Code == c {
-			return d.Name
+	for _, r := range table {
+		if r.Code == c {
+			return r.Name
 		}
 	}
 	return "unknown"

@@ -74,22 +74,36 @@ var AgentStates = []AgentState{AgentConnecting, AgentPreparing, AgentReady, Agen
 // Status is how a whole run ended, as recorded in run.json.
 type Status string
 
-// Run statuses.
-const (
-	// StatusComplete: every agent's share was measured for the whole run.
-	StatusComplete Status = "complete"
-	// StatusPartial: some agent's share was not measured for the whole
-	// run (an agent was lost and the run continued without it).
-	StatusPartial Status = "partial"
-	// StatusAborted: the run was cut short (operations in flight
-	// cancelled by the operator's abort, agent loss under the abort
-	// policy, a failure).
-	StatusAborted Status = "aborted"
-	// StatusStopped: the run was stopped gracefully before its end (the
-	// operator, or its stdout closed): every operation in flight finished
-	// and was measured; the results measure a shorter run.
-	StatusStopped Status = "stopped"
+// Run statuses: the one table that `ycsbctl --help` and
+// docs/exit-codes.md render (Statuses). Adding a status is adding a row
+// here.
+var (
+	StatusComplete = defineStatus("complete", "every agent's share was measured for the whole run")
+	StatusPartial  = defineStatus("partial", "some agent's share was not measured for the whole run (an agent was lost and the run continued without it)")
+	StatusAborted  = defineStatus("aborted", "the run was cut short: operations in flight cancelled by the operator's abort, agent loss under the abort policy, a failure")
+	StatusStopped  = defineStatus("stopped", "stopped gracefully before its end (the operator, or its stdout closed): every operation in flight finished and was measured; the results measure a shorter run")
 )
+
+// StatusInfo is one row of the statuses' table.
+type StatusInfo struct {
+	Status  Status
+	Meaning string
+}
+
+var statuses []StatusInfo
+
+func defineStatus(name, meaning string) Status {
+	for _, r := range statuses {
+		if string(r.Status) == name {
+			panic("run: status " + name + " defined twice")
+		}
+	}
+	statuses = append(statuses, StatusInfo{Status: Status(name), Meaning: meaning})
+	return Status(name)
+}
+
+// Statuses returns every status run.json can hold, in order.
+func Statuses() []StatusInfo { return append([]StatusInfo(nil), statuses...) }
 
 // LocalAgent is the agent name of a single-host run.
 const LocalAgent = "local"
