@@ -341,7 +341,7 @@ func Lock() (unlock func(), err error) {
 }
 
 var (
-	mdLink     = regexp.MustCompile(`\]\(([^)#\s]+)(#[^)\s]*)?\)`)
+	mdLink = regexp.MustCompile(`\]\(([^)#\s]+)(#[^)\s]*)?\)`)
 	// make in a code span or at the start of a line of a block.
 	makeTarget = regexp.MustCompile("(?m)(?:`|^\\s*)make ([a-z][a-z-]*)")
 	makeRule   = regexp.MustCompile(`(?m)^([a-z][a-z-]*):`)
