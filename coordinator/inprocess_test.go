@@ -257,7 +257,7 @@ func TestInProcessTokenAndTLS(t *testing.T) {
 	}{
 		{"wrong token", client, "guess", "rejected the token"},
 		{"no token", client, "", "requires a token"},
-		{"no TLS", nil, "s3cret-token", "unreachable"},
+		{"no TLS", nil, "s3cret-token", "TLS mismatch"},
 		{"client cert from another CA", &transport.TLSFiles{Cert: c.rogue, Key: c.rogueKey, CA: c.ca}, "s3cret-token", "TLS"},
 		{"agent cert not trusted", &transport.TLSFiles{Cert: c.client, Key: c.clientKey, CA: c.otherCA}, "s3cret-token", "TLS handshake failed"},
 	}

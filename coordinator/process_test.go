@@ -339,7 +339,7 @@ func TestProcesses(t *testing.T) {
 		}{
 			{good, "nope", "rejected the token"},
 			{&transport.TLSFiles{Cert: cs.rogue, Key: cs.rogueKey, CA: cs.ca}, "tok-123", "TLS"},
-			{nil, "tok-123", "unreachable"},
+			{nil, "tok-123", "TLS mismatch"},
 		} {
 			c := coordProc(t, "coordinator", procCoordConfig{DB: "basic", Load: true, Props: props, Agents: []string{a.addr}, TLS: bad.tls, Token: bad.token})
 			if code := c.wait(t, 20*time.Second); code != int(exitcode.Failure) || !strings.Contains(c.stderr(), bad.want) {

@@ -133,7 +133,7 @@ func readWorkload(gs *GlobalState, name string) (text []byte, note string, err e
 	}
 	if dir, base := filepath.Split(filepath.Clean(name)); filepath.Clean(dir) == "workloads" {
 		if w, ok := workloads.Lookup(base); ok {
-			return []byte(w.Text), fmt.Sprintf("-P %s: no such file here; using the built-in workload %s (YCSB's file of that name)", name, w.Name), nil
+			return []byte(w.Text), fmt.Sprintf("-P %s: no such file here; using the built-in workload %s (YCSB's file of that name)", properties.Printable(name), w.Name), nil
 		}
 	}
 	var names []string

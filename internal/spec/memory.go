@@ -31,16 +31,16 @@ func checkRecordMemory(cfg *workload.Config, threads int, phase run.Phase) error
 	}
 	pool := ""
 	if f.Shared > 0 {
-		pool = fmt.Sprintf(" plus a value pool of %s", Bytes(float64(f.Shared)))
+		pool = fmt.Sprintf(" plus a value pool of %s", fmtBytes(float64(f.Shared)))
 	}
 	return &properties.Error{Property: workload.PropFieldLength, Value: fmt.Sprint(cfg.FieldLength),
 		Expected: fmt.Sprintf("records that fit in memory: a record of %s (fieldcount %d × fieldlength %s) × %s × %s%s needs %s, but this host has %s available and a run may use half of it (%s); lower %s",
-			Bytes(float64(f.Record)), cfg.FieldCount, Bytes(float64(cfg.FieldLength)), plural.Count(threads, "thread"), each, pool,
-			Bytes(need), Bytes(float64(avail)), Bytes(float64(avail/2)), lower)}
+			fmtBytes(float64(f.Record)), cfg.FieldCount, fmtBytes(float64(cfg.FieldLength)), plural.Count(threads, "thread"), each, pool,
+			fmtBytes(need), fmtBytes(float64(avail)), fmtBytes(float64(avail/2)), lower)}
 }
 
-// Bytes writes a size in binary units: "100 B", "1.5 KiB", "64 GiB".
-func Bytes(n float64) string {
+// fmtBytes writes a size in binary units: "100 B", "1.5 KiB", "64 GiB".
+func fmtBytes(n float64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
 	i := 0
 	for n >= 1024 && i < len(units)-1 {
