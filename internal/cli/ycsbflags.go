@@ -54,33 +54,23 @@ func (f *ycsbFlags) resolve(gs *GlobalState, cmd *cobra.Command) (p *properties.
 		}
 	}
 	cl := properties.New()
-	// setBy lists, per property, what set it on the command line.
+	// setBy lists, per property, what set it to a new value, in order;
+	// byFlag and byP say whether a flag or a -p was among them.
 	setBy := map[string][]string{}
 	var order []string
-	viaFlag, viaP := map[string]bool{}, map[string]bool{}
+	byFlag, byP := map[string]bool{}, map[string]bool{}
 	for _, t := range f.typed {
-		var k, v, src string
+		k, v, src, ok, err := t.setting()
+		if err != nil {
+			return nil, nil, invalid(err)
+		}
+		if !ok {
+			continue
+		}
 		if t.name == "p" {
-			k, v, err = properties.ParseOverride(t.value)
-			if err != nil {
-				return nil, nil, invalid(err)
-			}
-			src = "-p " + k + "=" + v
-			viaP[k] = true
+			byP[k] = true
 		} else {
-			sf := lookupSettingFlag(t.name)
-			k, v, src = sf.property, t.value, sf.typed(t.value)
-			if sf.value != nil {
-				var ok bool
-				v, ok, err = sf.value(t.value)
-				if err != nil {
-					return nil, nil, invalid(fmt.Errorf("flag %s: %w (the %s property)", properties.Printable(sf.typed(t.value)), err, sf.property))
-				}
-				if !ok {
-					continue
-				}
-			}
-			viaFlag[k] = true
+			byFlag[k] = true
 		}
 		if _, seen := setBy[k]; !seen {
 			order = append(order, k)
@@ -91,7 +81,7 @@ func (f *ycsbFlags) resolve(gs *GlobalState, cmd *cobra.Command) (p *properties.
 		cl.Set(k, v)
 	}
 	for _, k := range order {
-		if viaFlag[k] && viaP[k] && len(setBy[k]) > 1 {
+		if byFlag[k] && byP[k] && len(setBy[k]) > 1 {
 			v, _ := cl.Lookup(k)
 			notes = append(notes, properties.Printable(fmt.Sprintf("Warning: %s set %s differently; the later one on the command line wins, as in YCSB: %s=%s",
 				strings.Join(setBy[k], " and "), k, k, v)))
@@ -99,6 +89,23 @@ func (f *ycsbFlags) resolve(gs *GlobalState, cmd *cobra.Command) (p *properties.
 	}
 	p.Merge(cl)
 	return p, notes, nil
+}
+
+// setting is the property a typed flag sets, its value and the flag as
+// typed; ok=false sets nothing (-s=false).
+func (t typedFlag) setting() (k, v, src string, ok bool, err error) {
+	if t.name == "p" {
+		k, v, err = properties.ParseOverride(t.value)
+		return k, v, "-p " + k + "=" + v, err == nil, err
+	}
+	sf := lookupSettingFlag(t.name)
+	k, v, src, ok = sf.property, t.value, sf.typed(t.value), true
+	if sf.value != nil {
+		if v, ok, err = sf.value(t.value); err != nil {
+			err = fmt.Errorf("flag %s: %w (the %s property)", properties.Printable(src), err, sf.property)
+		}
+	}
+	return k, v, src, ok, err
 }
 
 // resolveNoted resolves the properties of a command that runs no
