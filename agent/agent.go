@@ -8,8 +8,14 @@
 // stream. Every message from the coordinator renews a lease (default
 // 15 s). If the stream breaks, the run goes on and intervals are kept until
 // the coordinator re-attaches (Hello.resume) and acknowledges them; if the
-// lease runs out first, the agent aborts the run by itself so that no
-// orphaned load keeps hammering a database.
+// lease runs out first, the agent stops the load by itself so that no
+// orphaned load keeps hammering a database (a stream still attached, as to
+// a paused coordinator, stays open a while to hand over what was
+// measured). No load starts unless the coordinator was heard from just
+// before the start instant. An agent told to stop (SIGTERM) hands its run
+// over: last intervals and a Final saying why, acknowledged within a
+// bound. The agent's own properties may not set what the coordinator's
+// plan owns (spec.PlanOwned).
 package agent
 
 import (
@@ -28,6 +34,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ycsbctl/ycsbctl/internal/clock"
+	"github.com/ycsbctl/ycsbctl/internal/redact"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
@@ -47,6 +54,10 @@ const heartbeatEvery = time.Second
 // coordinator's one-second heartbeats, so that one late heartbeat never
 // stops a healthy run.
 const MinLease = 2 * time.Second
+
+// MaxLease is the longest lease the command accepts: the lease is how long
+// orphaned load may run against a database after its coordinator is gone.
+const MaxLease = 5 * time.Minute
 
 // helloTimeout bounds the wait for a session's first message.
 const helloTimeout = 10 * time.Second
@@ -76,8 +87,14 @@ type Config struct {
 	Ready func(addr string)
 	// Properties are applied on top of the coordinator's for every run:
 	// host-local settings such as embedded.dir when several agents share
-	// a host (the CLI's `agent -p k=v`).
+	// a host, or the database hosts this agent should reach (the CLI's
+	// `agent -p k=v`). Properties the coordinator's plan owns are refused
+	// (spec.PlanOwned).
 	Properties map[string]string
+	// Force, when closed, ends a shutdown at once (the operator's second
+	// signal): the first cancellation of Serve's context hands the run in
+	// progress over to its coordinator, within handOverWait.
+	Force <-chan struct{}
 	// Version overrides version.Version in what this agent announces;
 	// tests use it to exercise the mismatch refusal.
 	Version string
@@ -128,8 +145,11 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Serve runs the agent until ctx is done. A run in progress is aborted
-// when the agent shuts down.
+// Serve runs the agent until ctx is done. A run in progress is then
+// handed over: its load stops, its last intervals and a Final saying the
+// agent was stopped (context.Cause(ctx) names why, e.g. the signal) go to
+// the coordinator, and the agent waits a bounded time for them to be
+// acknowledged (handOverWait; cfg.Force cuts it short).
 func Serve(ctx context.Context, cfg Config) error {
 	if cfg.Lease <= 0 {
 		cfg.Lease = DefaultLease
@@ -142,6 +162,9 @@ func Serve(ctx context.Context, cfg Config) error {
 	}
 	if cfg.Version == "" {
 		cfg.Version = version.Version
+	}
+	if err := spec.CheckAgentProperties("", cfg.Properties); err != nil {
+		return err
 	}
 	if err := cfg.TLS.Validate(); err != nil {
 		return err
@@ -165,7 +188,7 @@ func Serve(ctx context.Context, cfg Config) error {
 		cfg.Logf("%s", warn)
 	}
 	host, _ := os.Hostname()
-	s := &server{cfg: cfg, clk: cfg.Clock, self: self, hostname: host}
+	s := &server{cfg: cfg, clk: cfg.Clock, self: self, hostname: host, ownProps: redact.Properties(cfg.Properties)}
 	gs := grpc.NewServer(opts...)
 	pb.RegisterAgentServer(gs, s)
 	cfg.Logf("agent %s listening on %s (tls=%v, token=%v, lease=%s)", self, ln.Addr(), cfg.TLS.Enabled(), cfg.Token != "", cfg.Lease)
@@ -179,7 +202,11 @@ func Serve(ctx context.Context, cfg Config) error {
 		return err
 	case <-ctx.Done():
 	}
-	s.shutdown("agent shutting down")
+	reason := "agent shutting down"
+	if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+		reason = c.Error()
+	}
+	s.shutdown(reason, cfg.Force)
 	ended := make(chan struct{})
 	go func() { s.runs.Wait(); close(ended) }()
 	select {
@@ -203,6 +230,8 @@ type server struct {
 	clk      clock.Clock
 	self     transport.Identity
 	hostname string
+	// ownProps are cfg.Properties redacted, as Ping reports them.
+	ownProps map[string]string
 
 	mu      sync.Mutex
 	current *heldRun
@@ -223,18 +252,34 @@ func (s *server) Ping(ctx context.Context, req *pb.PingRequest) (*pb.PingRespons
 		resp.BusySilentNs = r.clk.Nanotime() - r.lastHeard.Load()
 	}
 	resp.LeaseNs = int64(s.cfg.Lease)
+	resp.AgentProperties = s.ownProps
 	s.mu.Unlock()
 	resp.AgentSendUnixNs = s.clk.Now().UnixNano()
 	return resp, nil
 }
 
-func (s *server) shutdown(reason string) {
+// shutdown hands the run in progress, if any, over to its coordinator
+// (see handOver) and ends it.
+func (s *server) shutdown(reason string, force <-chan struct{}) {
 	s.mu.Lock()
 	r := s.current
 	s.mu.Unlock()
 	if r != nil {
-		r.end(reason, true)
+		r.handOver(reason, force)
 	}
+}
+
+// ownWarnings are the warnings of the agent's own properties for a run
+// of sp's adapter: the coordinator's parse never saw them.
+func (s *server) ownWarnings(sp *spec.Spec) []string {
+	keys := make([]string, 0, len(s.cfg.Properties))
+	for k := range s.cfg.Properties {
+		keys = append(keys, k)
+	}
+	if w := spec.UnknownWarning(keys, sp.Adapter); w != "" {
+		return []string{w}
+	}
+	return nil
 }
 
 // drop forgets r if it is still the current run.

@@ -50,6 +50,15 @@ type heldRun struct {
 	state    pb.RunState
 	sess     *session
 	prepared *spec.Prepared
+	// cause is what first stopped the load, and why: the Final reports
+	// it, so that the coordinator can tell a share run to its end from one
+	// stopped on this host (a signal, the lease, no coordinator at the
+	// start). Unset until something stops the load.
+	cause    pb.StopCause
+	causeWhy string
+	// finalReady is closed once final is set: whoever ends the run hands
+	// the Final over first.
+	finalReady chan struct{}
 	// pending holds interval records not yet acknowledged, by seq; they
 	// are resent, in order, to every newly attached session.
 	pending    map[int64]*pb.AgentMsg
@@ -75,7 +84,8 @@ type heldRun struct {
 func newRun(s *server, h *pb.Hello) *heldRun {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &heldRun{srv: s, clk: s.clk, id: h.RunId, coordinator: h.Coordinator, index: h.AgentIndex,
-		ctx: ctx, cancel: cancel, state: pb.RunState_RUN_STATE_IDLE, pending: map[int64]*pb.AgentMsg{}, freed: make(chan struct{})}
+		ctx: ctx, cancel: cancel, state: pb.RunState_RUN_STATE_IDLE, pending: map[int64]*pb.AgentMsg{}, freed: make(chan struct{}),
+		finalReady: make(chan struct{})}
 	r.touch()
 	s.runs.Add(1)
 	go r.watchLease()
@@ -162,15 +172,154 @@ func (r *heldRun) watchLease() {
 		case <-r.clk.After(tick):
 		}
 		if silent := r.clk.Nanotime() - r.lastHeard.Load(); silent > lease {
-			r.end(fmt.Sprintf("no word from %s for %s (lease)", r.coordinator, time.Duration(silent).Round(time.Millisecond)), true)
+			r.expire(fmt.Sprintf("no word from %s for %s (lease)", r.coordinator, time.Duration(silent).Round(time.Millisecond)))
 			return
 		}
 	}
 }
 
+// stopGrace bounds how long a load stopped on this host (lease, signal)
+// may take to finish its operations in flight before they are canceled.
+const stopGrace = time.Second
+
+// setCause records what stopped the load, unless something already did.
+// r.mu is held.
+func (r *heldRun) setCauseLocked(c pb.StopCause, why string) {
+	if r.cause == pb.StopCause_STOP_CAUSE_UNSPECIFIED {
+		r.cause, r.causeWhy = c, why
+	}
+}
+
+// stopLoad stops a running load for a cause of this host's own: the
+// workers finish the operation in flight (within stopGrace, else it is
+// canceled) and the last interval and the Final are queued for the
+// coordinator. It returns once the Final exists, or at once when the load
+// never ran.
+func (r *heldRun) stopLoad(c pb.StopCause, why string) {
+	r.mu.Lock()
+	r.setCauseLocked(c, why)
+	p, state := r.prepared, r.state
+	r.mu.Unlock()
+	if p == nil || state != pb.RunState_RUN_STATE_RUNNING {
+		return
+	}
+	p.Runner.Stop(why)
+	select {
+	case <-p.Runner.Done():
+	case <-time.After(stopGrace):
+		// Operations in flight that do not finish (a database that hangs)
+		// are canceled; a start still pending is given up.
+		p.Runner.Abort(why)
+		r.cancel()
+	}
+	<-p.Runner.Done()
+	<-r.finalReady
+}
+
+// expire ends the run when the coordinator has been silent for the lease.
+// The load stops and the Final is queued; the agent is free for the next
+// coordinator at once. A stream that is still attached (a coordinator
+// that is paused, not gone) stays open for orphanKeep, so that the
+// coordinator, once it runs again, still reads every interval measured
+// and the Final, and releases the run.
+func (r *heldRun) expire(reason string) {
+	r.mu.Lock()
+	running := r.state == pb.RunState_RUN_STATE_RUNNING
+	r.mu.Unlock()
+	if !running {
+		r.logf("released (%s)", reason)
+		r.endRun(reason, false, sessKeep)
+		return
+	}
+	r.logf("aborting load: %s", reason)
+	r.stopLoad(pb.StopCause_STOP_CAUSE_LEASE, reason)
+	r.logf("load stopped")
+	r.endRun(reason, false, sessKeep)
+}
+
+// orphanKeep is how long a stream outlives its run's lease (see expire).
+const orphanKeep = 2 * time.Minute
+
+// handOverWait bounds how long an agent that is stopping (a signal on its
+// host) waits for its coordinator to acknowledge its last intervals and
+// its Final.
+const handOverWait = 5 * time.Second
+
+// handOver ends the run because this agent process is stopping: the load
+// stops, its last intervals and a Final saying why go to the coordinator,
+// which records the agent as stopped with everything it measured; the
+// agent waits for the acknowledgement within handOverWait (force, the
+// operator's second signal, cuts every wait short), then ends the run. A
+// run that has not started is refused to its coordinator instead.
+func (r *heldRun) handOver(reason string, force <-chan struct{}) {
+	why := "agent stopped by " + reason + " on its host"
+	r.mu.Lock()
+	state := r.state
+	if state != pb.RunState_RUN_STATE_RUNNING && state != pb.RunState_RUN_STATE_FINISHED {
+		stage := "prepare"
+		if state == pb.RunState_RUN_STATE_READY {
+			stage = "start"
+		}
+		r.sendLocked(failed(r.index, stage, why))
+	}
+	r.mu.Unlock()
+	if state == pb.RunState_RUN_STATE_RUNNING {
+		r.logf("stopping the load: %s", why)
+		stopped := make(chan struct{})
+		go func() {
+			r.stopLoad(pb.StopCause_STOP_CAUSE_SIGNAL, why)
+			close(stopped)
+		}()
+		select {
+		case <-stopped:
+		case <-force:
+		}
+	}
+	r.awaitAcks(handOverWait, force)
+	r.endRun(why, true, sessDrain)
+}
+
+// awaitAcks waits until the coordinator has acknowledged every interval
+// and the Final, for at most d or until force is closed. A stream that is
+// down meanwhile may be resumed: the coordinator gets everything then.
+func (r *heldRun) awaitAcks(d time.Duration, force <-chan struct{}) {
+	deadline := time.After(d)
+	for {
+		r.mu.Lock()
+		done := len(r.pending) == 0 && (r.final == nil || r.finalAcked)
+		r.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-deadline:
+			r.logf("the coordinator did not acknowledge everything within %s", d)
+			return
+		case <-force:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// sessionEnd is what ending a run does to its attached stream.
+type sessionEnd uint8
+
+const (
+	// sessClose closes it at once.
+	sessClose sessionEnd = iota
+	// sessDrain sends what is queued, then closes it.
+	sessDrain
+	// sessKeep leaves it open for orphanKeep (see expire).
+	sessKeep
+)
+
 // end stops the run for good: aborts the load if it is running, closes
 // the database once the workers are gone, and frees the agent.
-func (r *heldRun) end(reason string, abort bool) {
+func (r *heldRun) end(reason string, abort bool) { r.endRun(reason, abort, sessClose) }
+
+// endRun is end, with a say in what becomes of the attached stream.
+func (r *heldRun) endRun(reason string, abort bool, se sessionEnd) {
 	r.mu.Lock()
 	if r.ending.Load() {
 		r.mu.Unlock()
@@ -179,24 +328,34 @@ func (r *heldRun) end(reason string, abort bool) {
 	r.ending.Store(true)
 	p := r.prepared
 	state := r.state
-	if r.sess != nil {
-		r.sess.close()
-		r.sess = nil
+	if sess := r.sess; sess != nil {
+		switch se {
+		case sessKeep:
+			time.AfterFunc(orphanKeep, sess.close)
+		case sessDrain:
+			sess.drain()
+			r.sess = nil
+		default:
+			sess.close()
+			r.sess = nil
+		}
 	}
 	r.mu.Unlock()
 	defer r.srv.runs.Done()
-	if abort && state == pb.RunState_RUN_STATE_RUNNING {
+	switch {
+	case abort && state == pb.RunState_RUN_STATE_RUNNING:
 		r.logf("aborting load: %s", reason)
-	} else {
+	case se != sessKeep:
 		r.logf("released (%s)", reason)
 	}
+	// Cancel so that a driver still connecting, or a start still waiting
+	// for its instant, gives up; prepare() closes what it opened once it
+	// sees the run ending.
+	r.cancel()
 	if p != nil && state == pb.RunState_RUN_STATE_RUNNING {
 		p.Runner.Abort(reason)
 		<-p.Runner.Done()
 	}
-	// Cancel so that a driver still connecting gives up, then wait for
-	// it: prepare() closes what it opened once it sees the run ending.
-	r.cancel()
 	r.preparing.Wait()
 	if p != nil {
 		r.closeRaw(p)
@@ -319,7 +478,7 @@ func (r *heldRun) prepare(m *pb.Prepare) {
 		p.Runner.SetExternalLimit(r.limit.Load())
 	}
 	r.sendLocked(&pb.AgentMsg{Msg: &pb.AgentMsg_Prepared{Prepared: &pb.Prepared{
-		AgentIndex: r.index, Threads: int32(p.Runner.Threads()), OperationCount: p.Spec.OpCount,
+		AgentIndex: r.index, Threads: int32(p.Runner.Threads()), OperationCount: p.Spec.OpCount, Warnings: r.srv.ownWarnings(sp),
 	}}})
 	r.mu.Unlock()
 }
@@ -355,6 +514,40 @@ func (r *heldRun) start(m *pb.Start) {
 
 	at := time.Unix(0, m.StartUnixNs)
 	r.logf("starting at %s (in %s)", at.Format("15:04:05.000"), at.Sub(r.clk.Now()).Round(time.Millisecond))
+	go r.launch(p, at)
+}
+
+// Starting the load needs a live coordinator: the stream attached and a
+// word from it within startSilence, checked startCheckAhead before the
+// start instant (the coordinator renews the lease every 200 ms until the
+// start). A coordinator that died or stalled between its Start and the
+// start instant gets no load run in its name.
+const (
+	startCheckAhead = 100 * time.Millisecond
+	startSilence    = 2 * time.Second
+)
+
+// launch starts the load at its instant if the coordinator is still
+// there, and otherwise ends it unstarted, its Final saying why; either
+// way the runner ends and awaitResult reports it.
+func (r *heldRun) launch(p *spec.Prepared, at time.Time) {
+	if d := at.Add(-startCheckAhead).Sub(r.clk.Now()); d > 0 {
+		select {
+		case <-r.clk.After(d):
+		case <-r.ctx.Done():
+		}
+	}
+	if why := r.coordinatorAbsent(); why != "" {
+		r.logf("not starting the load: %s", why)
+		r.mu.Lock()
+		r.setCauseLocked(pb.StopCause_STOP_CAUSE_NO_COORDINATOR, "did not start: "+why)
+		r.mu.Unlock()
+		// An aborted runner that is started ends at once.
+		p.Runner.Abort(why)
+		p.Runner.Start(time.Time{})
+		r.awaitResult(p)
+		return
+	}
 	p.Runner.Start(at)
 	// Report the instant the engine itself began, so the coordinator can
 	// say how late this agent actually started (not how late this
@@ -378,7 +571,26 @@ func (r *heldRun) start(m *pb.Start) {
 		r.sendLocked(msg)
 		r.mu.Unlock()
 	}()
-	go r.awaitResult(p)
+	r.awaitResult(p)
+}
+
+// coordinatorAbsent says why the coordinator cannot be counted on at the
+// start instant; empty when it can.
+func (r *heldRun) coordinatorAbsent() string {
+	if r.ctx.Err() != nil {
+		return "the run is ending"
+	}
+	r.mu.Lock()
+	attached := r.sess != nil
+	r.mu.Unlock()
+	silent := time.Duration(r.clk.Nanotime() - r.lastHeard.Load()).Round(time.Millisecond)
+	switch {
+	case !attached:
+		return fmt.Sprintf("the stream to %s is down at the start instant (last word %s before it)", r.coordinator, silent)
+	case silent > startSilence:
+		return fmt.Sprintf("no word from %s for %s before the start instant (at most %s allowed)", r.coordinator, silent, startSilence)
+	}
+	return ""
 }
 
 func (r *heldRun) awaitResult(p *spec.Prepared) {
@@ -399,11 +611,27 @@ func (r *heldRun) awaitResult(p *spec.Prepared) {
 		AgentIndex: r.index, StartUnixNs: res.StartNs, EndUnixNs: res.EndNs, RuntimeNs: int64(res.RunTime),
 		Operations: res.Total.Ops, WarmupOps: res.WarmupOps, Intervals: res.Intervals, Stopped: res.Stopped,
 		CpuSeconds: cpu - r.cpuStart, Threads: int32(p.Runner.Threads()), RawSamplesDropped: rawDropped,
+		StopCause: r.cause,
 	}
+	switch r.cause {
+	case pb.StopCause_STOP_CAUSE_UNSPECIFIED:
+		f.StopCause = pb.StopCause_STOP_CAUSE_PLAN
+	case pb.StopCause_STOP_CAUSE_COORDINATOR:
+	default:
+		// Stopped on this host: say why in this host's words (the engine
+		// only knows "aborted before start" for a load it never began).
+		f.Stopped = r.causeWhy
+	}
+	r.finishLocked(f)
+	r.logf("finished: %s in %s, %s%s", plural.Count(f.Operations, "operation"), res.RunTime.Round(time.Millisecond), plural.Count(f.Intervals, "interval"), stoppedSuffix(f.Stopped))
+}
+
+// finishLocked makes f the run's Final and queues it; r.mu is held.
+func (r *heldRun) finishLocked(f *pb.Final) {
 	r.state = pb.RunState_RUN_STATE_FINISHED
 	r.final = &pb.AgentMsg{Msg: &pb.AgentMsg_Final{Final: f}}
-	r.logf("finished: %s in %s, %s%s", plural.Count(f.Operations, "operation"), res.RunTime.Round(time.Millisecond), plural.Count(f.Intervals, "interval"), stoppedSuffix(f.Stopped))
 	r.sendLocked(r.final)
+	close(r.finalReady)
 }
 
 // closeRaw finishes the raw samples' output once, whichever of the
@@ -433,17 +661,19 @@ func (r *heldRun) stop(m *pb.Stop) {
 	if state == pb.RunState_RUN_STATE_READY || state == pb.RunState_RUN_STATE_IDLE || state == pb.RunState_RUN_STATE_PREPARING {
 		// Never started: report an empty final so the coordinator is not
 		// left waiting for intervals that will not come.
-		r.state = pb.RunState_RUN_STATE_FINISHED
-		f := &pb.Final{AgentIndex: r.index, Stopped: m.Reason}
+		r.setCauseLocked(pb.StopCause_STOP_CAUSE_COORDINATOR, m.Reason)
+		f := &pb.Final{AgentIndex: r.index, Stopped: m.Reason, StopCause: r.cause}
 		if p != nil && p.Raw != nil {
 			// Nothing was measured, so nothing was dropped.
 			var none int64
 			f.RawSamplesDropped = &none
 		}
-		r.final = &pb.AgentMsg{Msg: &pb.AgentMsg_Final{Final: f}}
-		r.sendLocked(r.final)
+		r.finishLocked(f)
 		r.mu.Unlock()
 		return
+	}
+	if state == pb.RunState_RUN_STATE_RUNNING {
+		r.setCauseLocked(pb.StopCause_STOP_CAUSE_COORDINATOR, m.Reason)
 	}
 	r.mu.Unlock()
 	if state != pb.RunState_RUN_STATE_RUNNING || p == nil {
@@ -532,12 +762,19 @@ type session struct {
 	out    chan *pb.AgentMsg
 	ctx    context.Context
 	cancel context.CancelFunc
+	// draining is closed by drain: the sender sends what is queued, then
+	// closes the session.
+	draining  chan struct{}
+	drainOnce sync.Once
 }
 
 func newSession(stream pb.Agent_SessionServer) *session {
 	ctx, cancel := context.WithCancel(stream.Context())
-	return &session{stream: stream, out: make(chan *pb.AgentMsg, 4096), ctx: ctx, cancel: cancel}
+	return &session{stream: stream, out: make(chan *pb.AgentMsg, 4096), ctx: ctx, cancel: cancel, draining: make(chan struct{})}
 }
+
+// drain closes the session once everything queued is sent.
+func (s *session) drain() { s.drainOnce.Do(func() { close(s.draining) }) }
 
 // enqueue never blocks the engine: if the coordinator reads so slowly
 // that the queue fills, the session is dropped; everything unacknowledged
@@ -553,6 +790,7 @@ func (s *session) enqueue(m *pb.AgentMsg) {
 func (s *session) close() { s.cancel() }
 
 func (s *session) sendLoop() {
+	draining := s.draining
 	for {
 		select {
 		case <-s.ctx.Done():
@@ -562,6 +800,12 @@ func (s *session) sendLoop() {
 				s.cancel()
 				return
 			}
+		case <-draining:
+			draining = nil
+		}
+		if draining == nil && len(s.out) == 0 {
+			s.cancel()
+			return
 		}
 	}
 }

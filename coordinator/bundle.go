@@ -15,8 +15,9 @@ const (
 
 // describe adds what the coordinator knows when the run starts to the
 // run's metadata: the plan, the limits it runs under and its agents, with
-// their clock offsets and round trips, so that a bundle rebuilt after the
-// coordinator was killed carries them.
+// their clock offsets, round trips and the properties each adds to the
+// run, so that a bundle rebuilt after the coordinator was killed carries
+// them.
 func (c *Coordinator) describe(m *bundle.Run) {
 	m.Plan = c.s.plan
 	m.Config.OnAgentLoss = c.s.OnAgentLoss
@@ -27,7 +28,7 @@ func (c *Coordinator) describe(m *bundle.Run) {
 	m.Agents = m.Agents[:0]
 	for _, a := range c.agents {
 		m.Agents = append(m.Agents, bundle.Agent{Index: a.idx, Address: a.addr, Hostname: a.hostname, Version: a.version, Protocol: a.protocol,
-			State: a.state, ClockOffsetNs: int64(a.offset), RTTNs: int64(a.rtt), Threads: c.s.plan.ThreadsPerAgent})
+			State: a.state.public(), ClockOffsetNs: int64(a.offset), RTTNs: int64(a.rtt), Threads: c.s.plan.ThreadsPerAgent, Properties: a.props})
 	}
 }
 
@@ -44,14 +45,11 @@ func (c *Coordinator) End(e *bundle.Ending) {
 		e.LateRecords = c.m.late
 	}
 	for _, a := range c.agents {
-		ae := bundle.AgentEnding{State: a.state, Error: a.failed, Threads: a.threads, Reconnects: a.reconnects}
-		if a.lost {
-			ae.Error = "lost: " + a.lostFor
-		}
+		ae := bundle.AgentEnding{State: a.state.public(), Error: a.errorText(), Threads: a.threads, Reconnects: a.reconnects, States: a.states()}
 		if a.idx < len(c.missing) {
 			ae.MissingIntervals = c.missing[a.idx]
 		}
-		if a.hasStarted {
+		if a.startedAt != 0 {
 			sk := int64(c.skew(a))
 			ae.StartSkewNs = &sk
 		}

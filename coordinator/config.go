@@ -29,7 +29,14 @@ const (
 	DefaultAgentTimeout   = 3 * time.Second
 	// MinAgentTimeout is two of an agent's one-second heartbeats: a
 	// shorter silence limit would call healthy agents lost.
-	MinAgentTimeout       = 2 * time.Second
+	MinAgentTimeout = 2 * time.Second
+	// MaxAgentTimeout bounds how long a run waits for a silent agent: a
+	// dead one would otherwise hold the run (and its survivors' results)
+	// for as long as the timeout says.
+	MaxAgentTimeout = time.Minute
+	// MaxMaxClockOffset bounds the clock-offset limit: beyond it the
+	// agents' intervals could not be aligned at all.
+	MaxMaxClockOffset     = 10 * time.Minute
 	DefaultPrepareTimeout = 2 * time.Minute
 	// DefaultStopTimeout bounds how long stopping agents may take to
 	// deliver their last interval before the coordinator gives up.
@@ -122,8 +129,11 @@ func validate(cfg Config) (*settings, error) {
 	switch {
 	case s.AgentTimeout == 0:
 		s.AgentTimeout = DefaultAgentTimeout
-	case s.AgentTimeout < MinAgentTimeout:
-		return nil, invalid("--agent-timeout %s: expected at least %s (agents send a heartbeat every second)", s.AgentTimeout, MinAgentTimeout)
+	case s.AgentTimeout < MinAgentTimeout || s.AgentTimeout > MaxAgentTimeout:
+		return nil, invalid("flag --agent-timeout %s: expected at least %s and at most %s (agents send a heartbeat every second)", s.AgentTimeout, MinAgentTimeout, MaxAgentTimeout)
+	}
+	if s.MaxClockOffset > MaxMaxClockOffset {
+		return nil, invalid("flag --max-clock-offset %s: expected at most %s (negative disables the check)", s.MaxClockOffset, MaxMaxClockOffset)
 	}
 	if s.PrepareTimeout <= 0 {
 		s.PrepareTimeout = DefaultPrepareTimeout

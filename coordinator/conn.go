@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,11 +65,16 @@ type conn struct {
 	accepted bool
 	// loopDone is closed when loop returns.
 	loopDone chan struct{}
+	// wake cuts a re-dial's backoff short, and dialing (when set) a
+	// stream still being established that waits for the connection: the
+	// Release is to go out now, or not at all.
+	wake    chan struct{}
+	dialing context.CancelFunc
 }
 
 func newConn(idx int, addr string, cc *grpc.ClientConn, hello *pb.Hello, events chan<- event, done <-chan struct{}) *conn {
 	return &conn{idx: idx, addr: addr, cc: cc, cli: pb.NewAgentClient(cc), hello: hello, events: events, done: done,
-		loopDone: make(chan struct{})}
+		loopDone: make(chan struct{}), wake: make(chan struct{}, 1)}
 }
 
 // release sends Release on the current stream. Without one (the stream
@@ -78,6 +84,13 @@ func (a *conn) release() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.releasing = true
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+	if a.dialing != nil {
+		a.dialing()
+	}
 	if a.out != nil {
 		select {
 		case a.out <- releaseMsg():
@@ -152,6 +165,12 @@ func permanent(err error) bool {
 	return false
 }
 
+// refused reports a connection refused: no process listens at the
+// agent's address.
+func refused(err error) bool {
+	return status.Code(err) == codes.Unavailable && strings.Contains(err.Error(), "connection refused")
+}
+
 // loop keeps a session to the agent until ctx is done, or until the
 // agent has confirmed its Release.
 func (a *conn) loop(ctx context.Context) {
@@ -169,7 +188,13 @@ func (a *conn) loop(ctx context.Context) {
 		}
 		if a.isReleasing() {
 			// An agent that never accepted the run holds nothing; one that
-			// did is re-attached until it confirms the Release.
+			// did is re-attached until it confirms the Release. Nothing
+			// listening where it was (the agent process is gone) holds
+			// nothing either.
+			if refused(err) {
+				// Nothing there holds the run.
+				a.setReleased()
+			}
 			if !attached || a.isReleased() || permanent(err) {
 				return
 			}
@@ -181,6 +206,7 @@ func (a *conn) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-time.After(backoff):
+		case <-a.wake:
 		}
 		if backoff *= 2; backoff > time.Second {
 			backoff = time.Second
@@ -195,7 +221,18 @@ func (a *conn) session(ctx context.Context, resume bool) (ok bool, err error) {
 	defer cancel()
 	// Establishing must not hang on a dead network: the loop re-dials.
 	est := time.AfterFunc(5*time.Second, cancel)
-	stream, err := a.cli.Session(sctx, grpc.WaitForReady(resume))
+	// A resume waits for the connection to come back (within est); a
+	// Release does not: it gives up on an agent that is not there.
+	a.mu.Lock()
+	wait := resume && !a.releasing
+	if wait {
+		a.dialing = cancel
+	}
+	a.mu.Unlock()
+	stream, err := a.cli.Session(sctx, grpc.WaitForReady(wait))
+	a.mu.Lock()
+	a.dialing = nil
+	a.mu.Unlock()
 	if err != nil {
 		est.Stop()
 		return false, err

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -279,7 +280,8 @@ func TestInProcessTokenAndTLS(t *testing.T) {
 func TestInProcessVersionMismatch(t *testing.T) {
 	addr := testAgent(t, agent.Config{Version: "v9.9.9"})
 	r := runCoord(t, runConfig{DB: "basic", Phase: run.Load, Agents: []string{addr}, Props: properties.FromMap(baseProps(nil))})
-	want := "version mismatch: coordinator runs ycsbctl " + version.Version + " (protocol 1), agent runs ycsbctl v9.9.9 (protocol 1)"
+	proto := fmt.Sprintf("(protocol %d)", version.Protocol)
+	want := "version mismatch: coordinator runs ycsbctl " + version.Version + " " + proto + ", agent runs ycsbctl v9.9.9 " + proto
 	if r.code != exitcode.Failure || r.err == nil || !strings.Contains(r.err.Error(), want) {
 		t.Fatalf("got %v %v, want %q", r.code, r.err, want)
 	}

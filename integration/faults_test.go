@@ -2,24 +2,12 @@
 
 package integration
 
-// Faults with real processes: agents and coordinators paused (SIGSTOP),
-// killed (SIGKILL) and interrupted (SIGINT), and the verdict each run
-// records. No database is needed: the basic adapter's simulated delay
-// stands in for one, so what is tested is the harness itself.
+// Long faults with real processes (the fault matrix, faultmatrix_test.go,
+// holds one row per fault):
 //
-//	AgentStall         an agent paused 5 s (past --agent-timeout, within its
-//	                   lease): it comes back, nothing is lost, complete, 0
-//	AgentPastLease     an agent paused past its lease stops its own load: the
-//	                   run is partial and run.json names the missing intervals
-//	CoordinatorPause   the coordinator paused 8 s: it excuses its agents,
-//	                   complete, 0
-//	AgentKilledAbort   an agent killed under --on-agent-loss=abort: exit 3,
-//	                   and every other agent is free for the next run at once
-//	OperatorAbort      two SIGINTs: exit 4, run.json says 4, agents free
-//	CoordinatorKilled  the coordinator killed: agents stop within their
-//	                   lease, and `ycsbctl report` rebuilds what was merged
 //	Soak               8 agents, random pauses shorter than the lease: complete,
 //	                   exit 0, merged operations equal the agents' finals
+//	VerdictsRealProcess, ResultsOnAFullFileSystem: single-host verdicts
 
 import (
 	"encoding/json"
@@ -36,8 +24,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ycsbctl/ycsbctl/internal/testutil/bridge"
 )
 
 // faultRun is the part of run.json the fault tests read.
@@ -49,10 +35,12 @@ type faultRun struct {
 		Operations int64 `json:"operations"`
 	} `json:"summary"`
 	Agents []struct {
-		Address          string `json:"address"`
-		State            string `json:"state"`
-		Operations       int64  `json:"operations_received"`
-		MissingIntervals string `json:"missing_intervals"`
+		Address          string            `json:"address"`
+		State            string            `json:"state"`
+		Operations       int64             `json:"operations_received"`
+		MissingIntervals string            `json:"missing_intervals"`
+		Error            string            `json:"error"`
+		Properties       map[string]string `json:"properties"`
 		Final            *struct {
 			Operations int64  `json:"operations"`
 			Stopped    string `json:"stopped"`
@@ -98,142 +86,6 @@ func faultArgs(agents []string, seconds int, dir string, extra ...string) []stri
 func signal(t *testing.T, p *cliProc, sig syscall.Signal) {
 	t.Helper()
 	require.NoError(t, p.cmd.Process.Signal(sig))
-}
-
-// requireFreeForNextRun proves every agent is idle: a new run on all of
-// them starts and completes (an agent still busy refuses it).
-func requireFreeForNextRun(t *testing.T, agents []string) {
-	t.Helper()
-	dir := t.TempDir()
-	r := runCLI(t, 2*time.Minute, "", faultArgs(agents, 2, dir)...)
-	requireExit(t, r, 0)
-	assert.NotContains(t, r.stderr, "busy")
-}
-
-func TestFaults(t *testing.T) {
-	agents, addrs := startAgents(t, 3)
-
-	t.Run("AgentStall", func(t *testing.T) {
-		dir := t.TempDir()
-		c := startCLI(t, 3*time.Minute, "", faultArgs(addrs, 14, dir, "--on-agent-loss", "continue")...)
-		time.Sleep(4 * time.Second)
-		signal(t, agents[2], syscall.SIGSTOP)
-		time.Sleep(5 * time.Second)
-		signal(t, agents[2], syscall.SIGCONT)
-		r := c.Wait(t)
-		requireExit(t, r, 0)
-		run := readFaultRun(t, dir)
-		assert.Equal(t, "complete", run.Status, "%v", run.StatusReasons)
-		assert.Equal(t, 0, run.ExitCode)
-		var finals int64
-		for _, a := range run.Agents {
-			require.NotNil(t, a.Final, a.Address)
-			finals += a.Final.Operations
-			assert.Equal(t, a.Final.Operations, a.Operations, "agent %s: every measured operation arrived", a.Address)
-			assert.Empty(t, a.MissingIntervals)
-		}
-		assert.Equal(t, finals, run.Summary.Operations, "nothing lost or counted twice")
-		assert.Contains(t, strings.Join(run.StatusReasons, ";"), "came back")
-	})
-
-	t.Run("AgentPastLease", func(t *testing.T) {
-		// Its own agents, with a short lease, and a bridge that cuts one
-		// of them off from the coordinator for longer than that lease:
-		// the agent stops its own load, and the run cannot be complete.
-		_, shortAddrs := startAgents(t, 2, "--lease", "3s")
-		br, err := bridge.New(shortAddrs[1])
-		require.NoError(t, err)
-		defer func() { _ = br.Close() }()
-		dir := t.TempDir()
-		c := startCLI(t, 3*time.Minute, "", faultArgs([]string{shortAddrs[0], br.Addr()}, 14, dir, "--on-agent-loss", "continue")...)
-		time.Sleep(3 * time.Second)
-		br.Cut()
-		time.Sleep(7 * time.Second)
-		br.Restore()
-		r := c.Wait(t)
-		requireExit(t, r, 0)
-		run := readFaultRun(t, dir)
-		assert.Equal(t, "partial", run.Status, "an agent's share was not measured for the whole run")
-		assert.NotEmpty(t, run.Agents[1].MissingIntervals, "run.json names the intervals the agent missed")
-		assert.Contains(t, strings.Join(run.StatusReasons, ";"), "agent 1")
-		assert.Empty(t, run.Agents[0].MissingIntervals)
-		assert.Contains(t, r.stderr, "WARNING: results are partial")
-	})
-
-	t.Run("CoordinatorPause", func(t *testing.T) {
-		dir := t.TempDir()
-		c := startCLI(t, 3*time.Minute, "", faultArgs(addrs, 16, dir)...)
-		time.Sleep(4 * time.Second)
-		signal(t, c, syscall.SIGSTOP)
-		time.Sleep(8 * time.Second)
-		signal(t, c, syscall.SIGCONT)
-		r := c.Wait(t)
-		requireExit(t, r, 0)
-		run := readFaultRun(t, dir)
-		assert.Equal(t, "complete", run.Status, "%v", run.StatusReasons)
-		assert.NotContains(t, r.stderr, " lost: ", "a paused coordinator must not blame its agents")
-		assert.Contains(t, r.stderr, "coordinator stalled for")
-	})
-
-	t.Run("AgentKilledAbort", func(t *testing.T) {
-		extra, extraAddr := startAgents(t, 1)
-		all := append(append([]string(nil), addrs...), extraAddr...)
-		dir := t.TempDir()
-		c := startCLI(t, 3*time.Minute, "", faultArgs(all, 30, dir, "--on-agent-loss", "abort")...)
-		time.Sleep(3 * time.Second)
-		killed := time.Now()
-		signal(t, extra[0], syscall.SIGKILL)
-		r := c.Wait(t)
-		requireExit(t, r, 3)
-		assert.Less(t, time.Since(killed), 20*time.Second, "the coordinator aborts promptly")
-		run := readFaultRun(t, dir)
-		assert.Equal(t, "aborted", run.Status)
-		assert.Equal(t, 3, run.ExitCode)
-		// The survivors were told to stop at once, not left to their lease.
-		start := time.Now()
-		requireFreeForNextRun(t, addrs)
-		t.Logf("the surviving agents took a new run %s after the abort", time.Since(start).Round(time.Millisecond))
-	})
-
-	t.Run("OperatorAbort", func(t *testing.T) {
-		dir := t.TempDir()
-		// Calls of 2 s: the first SIGINT's graceful stop cannot have
-		// ended the run when the second, an abort, arrives.
-		c := startCLI(t, 3*time.Minute, "", faultArgs(addrs, 60, dir, "-p", "basicdb.simulatedelay=2000", "-p", "basicdb.randomizedelay=false")...)
-		time.Sleep(4 * time.Second)
-		signal(t, c, syscall.SIGINT)
-		time.Sleep(20 * time.Millisecond)
-		_ = c.cmd.Process.Signal(syscall.SIGINT)
-		r := c.Wait(t)
-		requireExit(t, r, 4)
-		run := readFaultRun(t, dir)
-		assert.Equal(t, 4, run.ExitCode, "run.json records the exit code the process returned")
-		assert.Equal(t, "aborted", run.Status)
-		requireFreeForNextRun(t, addrs)
-	})
-
-	t.Run("CoordinatorKilled", func(t *testing.T) {
-		_, shortAddrs := startAgents(t, 2, "--lease", "3s")
-		dir := t.TempDir()
-		c := startCLI(t, 3*time.Minute, "", faultArgs(shortAddrs, 60, dir)...)
-		time.Sleep(5 * time.Second)
-		signal(t, c, syscall.SIGKILL)
-		<-c.done
-		killed := time.Now()
-		// Within the lease (plus a margin for this busy machine) every
-		// agent has stopped its load and takes the next run.
-		time.Sleep(4 * time.Second)
-		requireFreeForNextRun(t, shortAddrs)
-		t.Logf("agents free %s after the coordinator was killed", time.Since(killed).Round(time.Millisecond))
-		// What was merged before the kill is not lost.
-		r := runCLI(t, time.Minute, "", "report", dir)
-		requireExit(t, r, 0)
-		assert.Contains(t, r.stderr, "Recovered the bundle of an unfinished run")
-		run := readFaultRun(t, dir)
-		assert.Equal(t, "aborted", run.Status)
-		assert.Greater(t, run.Summary.Operations, int64(0))
-		assert.Contains(t, strings.Join(run.StatusReasons, ";"), "recovered from the spool")
-	})
 }
 
 // TestSoak runs 8 agents while random agents are paused (SIGSTOP, then

@@ -198,7 +198,7 @@ func applyEnding(r *Run, end *Ending) string {
 		}
 		a, e := &r.Agents[i], end.Agents[i]
 		a.State, a.Error, a.Reconnects = e.State, e.Error, e.Reconnects
-		a.StartSkewNs, a.MissingIntervals, a.Final = e.StartSkewNs, e.MissingIntervals, e.Final
+		a.StartSkewNs, a.MissingIntervals, a.Final, a.States = e.StartSkewNs, e.MissingIntervals, e.Final, e.States
 		if e.Threads > 0 {
 			a.Threads = e.Threads
 		}

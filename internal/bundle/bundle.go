@@ -135,6 +135,22 @@ type Agent struct {
 	MissingIntervals string        `json:"missing_intervals,omitempty"`
 	Final            *Final        `json:"final,omitempty"`
 	Summary          []SeriesStats `json:"summary,omitempty"`
+	// Properties are the properties the agent added to every run (its own
+	// `agent -p`: per-host settings such as hosts), values redacted.
+	Properties map[string]string `json:"properties,omitempty"`
+	// States is the agent's life in the run as the coordinator saw it,
+	// one entry per change of state.
+	States []StateChange `json:"states,omitempty"`
+}
+
+// StateChange is one change of an agent's state: the state entered (the
+// coordinator's own names: connecting, preparing, ready, running,
+// finished, stopped, lost, gone, failed), when (milliseconds since the
+// coordinator began) and why.
+type StateChange struct {
+	State string  `json:"state"`
+	AtMs  float64 `json:"at_ms"`
+	Why   string  `json:"why,omitempty"`
 }
 
 // Final is an agent's own end-of-run account.
@@ -264,6 +280,7 @@ func redacted(r *Run) *Run {
 		safe.Agents = make([]Agent, len(r.Agents))
 		for i, a := range r.Agents {
 			a.Error = redact.Text(a.Error)
+			a.Properties = redact.Properties(a.Properties)
 			safe.Agents[i] = a
 		}
 	}

@@ -141,4 +141,6 @@ type AgentEnding struct {
 	StartSkewNs      *int64
 	MissingIntervals string
 	Final            *Final
+	// States is the agent's life in the run, as the coordinator saw it.
+	States []StateChange
 }

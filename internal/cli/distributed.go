@@ -1,10 +1,10 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 	"time"
@@ -83,8 +83,18 @@ func newAgentCmd(gs *GlobalState) *cobra.Command {
 		Long: `Runs the agent that a coordinator drives over gRPC. It listens on port 7420
 by default; without TLS it binds loopback only unless --insecure-listen is
 given. An agent that hears nothing from its coordinator for --lease stops its
-load by itself. -p properties apply on top of every run's (host-local
-settings such as embedded.dir).`,
+load by itself, and does not start a load unless its coordinator was heard
+from just before the start instant. -p properties apply on top of every
+run's: per-host settings only (hosts, connection and TLS settings,
+embedded.dir); properties the coordinator's plan owns (record and operation
+counts, target, threads, time limits, warm-up, measurement settings, the
+workload) are refused (exit 2).
+
+SIGTERM or Ctrl-C stops a run in progress and hands it over: the last
+intervals and a final account saying the agent was stopped go to the
+coordinator, which records the agent as stopped with everything it
+measured; the agent waits up to 5s for the acknowledgement. A second signal
+ends the agent at once.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tlsFiles, token, err := sec.resolve(gs)
@@ -99,10 +109,13 @@ settings such as embedded.dir).`,
 				}
 				props[k] = v
 			}
-			if lease < agent.MinLease {
-				return invalid(fmt.Errorf("flag --lease %s: expected at least %s (the coordinator renews the lease every second)", lease, agent.MinLease))
+			if err := checkDuration("--lease", lease, agent.MinLease, agent.MaxLease, "the coordinator renews the lease every second"); err != nil {
+				return err
 			}
-			ctx, stop := signal.NotifyContext(gs.Ctx, os.Interrupt, syscall.SIGTERM)
+			if err := spec.CheckAgentProperties("", props); err != nil {
+				return invalid(err)
+			}
+			ctx, force, stop := agentSignals(gs)
 			defer stop()
 			logf := func(format string, a ...any) {
 				fmt.Fprintf(gs.Stderr, "%s agent: %s\n", time.Now().Format("2006-01-02 15:04:05"), fmt.Sprintf(format, a...))
@@ -137,6 +150,7 @@ settings such as embedded.dir).`,
 				Logf:             logf,
 				AllowNonLoopback: insecure,
 				Properties:       props,
+				Force:            force,
 				Ready:            func(addr string) { logf("listening on %s", addr) },
 			})
 			if err != nil && ctx.Err() == nil {
@@ -200,6 +214,18 @@ bundle (--results DIR).`,
 			if err != nil {
 				return err
 			}
+			for _, d := range []struct {
+				flag           string
+				v, least, most time.Duration
+				why            string
+			}{
+				{"--agent-timeout", agentTimeout, coordinator.MinAgentTimeout, coordinator.MaxAgentTimeout, "agents send a heartbeat every second"},
+				{"--max-clock-offset", abs(maxOffset), 0, coordinator.MaxMaxClockOffset, "negative disables the check"},
+			} {
+				if err := checkDuration(d.flag, d.v, d.least, d.most, d.why); err != nil {
+					return err
+				}
+			}
 			s := newSession(gs, sp)
 			for _, w := range sp.Warnings {
 				s.Logf("%s", w)
@@ -225,6 +251,64 @@ bundle (--results DIR).`,
 	fl.DurationVar(&agentTimeout, "agent-timeout", coordinator.DefaultAgentTimeout, "declare an agent lost after this much silence")
 	sec.register(cmd)
 	return cmd
+}
+
+// checkDuration refuses a duration flag outside [least, most], naming the
+// flag, the value and the range (exit 2).
+func checkDuration(flag string, v, least, most time.Duration, why string) error {
+	if v >= least && v <= most {
+		return nil
+	}
+	return invalid(fmt.Errorf("flag %s %s: expected at least %s and at most %s (%s)", flag, v, least, most, why))
+}
+
+func abs(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// agentSignals is the agent's handling of SIGINT and SIGTERM: the first
+// cancels the returned context, with the signal as its cause, so that the
+// agent hands its run over; the second closes force, ending it at once.
+func agentSignals(gs *GlobalState) (ctx context.Context, force <-chan struct{}, stop func()) {
+	ctx, cancel := context.WithCancelCause(gs.Ctx)
+	sigs := make(chan os.Signal, 2)
+	gs.SignalNotify(sigs, os.Interrupt, syscall.SIGTERM)
+	forced := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case sig := <-sigs:
+				if n++; n == 1 {
+					cancel(errors.New(signalName(sig)))
+					continue
+				}
+				close(forced)
+				return
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, forced, func() {
+		gs.SignalStop(sigs)
+		close(done)
+		cancel(nil)
+	}
+}
+
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
 }
 
 func splitAgents(in []string) []string {

@@ -102,10 +102,17 @@ func targetValue(v string) (string, bool, error) {
 	return strconv.FormatFloat(f, 'g', -1, 64), true, nil
 }
 
+// Bounds of --interval: a merge every 10 ms at the most, every hour at
+// the least.
+const (
+	minInterval = 10 * time.Millisecond
+	maxInterval = time.Hour
+)
+
 func intervalValue(v string) (string, bool, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(v))
-	if err != nil || d <= 0 {
-		return "", false, errors.New("expected a positive duration such as 10s or 500ms")
+	if err != nil || d < minInterval || d > maxInterval {
+		return "", false, fmt.Errorf("expected a duration from %s to %s, such as 10s or 500ms", minInterval, maxInterval)
 	}
 	return strconv.FormatFloat(d.Seconds(), 'g', -1, 64), true, nil
 }

@@ -21,7 +21,7 @@ var (
 	Failure = define(1, "failure", "an error not covered below: an agent unreachable or failing to prepare, the database not opened, results that could not be written")
 	// InvalidConfig: nothing touched a database or an agent.
 	InvalidConfig = define(2, "invalid configuration", "the command line or properties were refused before anything touched a database or an agent; the message names the flag or property, the value and what was expected")
-	AgentLost     = define(3, "agent lost", "an agent stopped answering and the run was stopped (--on-agent-loss=abort)")
+	AgentLost     = define(3, "agent lost", "an agent stopped answering, or left the run (stopped on its host), and the run was stopped (--on-agent-loss=abort)")
 	// Aborted: operations in flight were cancelled (counted as CANCELLED).
 	Aborted  = define(4, "aborted by operator", "aborted: a second SIGINT/SIGTERM, or calls still in flight when ycsbctl.stopgrace ran out (counted as CANCELLED)")
 	DBErrors = define(5, "database errors above threshold", "the run finished but more operations failed than ycsbctl.maxerrorrate allows")

@@ -63,13 +63,17 @@ const (
 	AgentWarmup     AgentState = "warmup"
 	AgentRunning    AgentState = "running"
 	AgentFinished   AgentState = "finished"
-	AgentLost       AgentState = "lost"
-	AgentFailed     AgentState = "failed"
+	// AgentStopped: the agent ended its load by itself before its share
+	// was done (a signal on its host, its lease, no coordinator at the
+	// start) and handed over what it measured.
+	AgentStopped AgentState = "stopped"
+	AgentLost    AgentState = "lost"
+	AgentFailed  AgentState = "failed"
 )
 
 // AgentStates lists every state, for metrics that expose one series per
 // state.
-var AgentStates = []AgentState{AgentConnecting, AgentPreparing, AgentReady, AgentWarmup, AgentRunning, AgentFinished, AgentLost, AgentFailed}
+var AgentStates = []AgentState{AgentConnecting, AgentPreparing, AgentReady, AgentWarmup, AgentRunning, AgentFinished, AgentStopped, AgentLost, AgentFailed}
 
 // Status is how a whole run ended, as recorded in run.json.
 type Status string
@@ -82,6 +86,7 @@ var (
 	StatusPartial  = defineStatus("partial", "some agent's share was not measured for the whole run (an agent was lost and the run continued without it)")
 	StatusAborted  = defineStatus("aborted", "the run was cut short: operations in flight cancelled by the operator's abort, agent loss under the abort policy, a failure")
 	StatusStopped  = defineStatus("stopped", "stopped gracefully before its end (the operator, or its stdout closed): every operation in flight finished and was measured; the results measure a shorter run")
+	StatusStalled  = defineStatus("coordinator-stalled", "the coordinator itself did not run (paused, starved of CPU) for longer than its agents' lease: they stopped their load on their lease, as they must, and what they measured until then is counted")
 )
 
 // StatusInfo is one row of the statuses' table.

@@ -56,9 +56,16 @@ func Known() []properties.Known {
 // known name; empty when there are none. A property another adapter reads
 // is named as such.
 func unknownWarning(p *properties.Properties, info *adapters.Info) string {
+	return UnknownWarning(p.Keys(), info)
+}
+
+// UnknownWarning is the unknown-property warning for keys alone: an agent
+// warns about its own properties (`agent -p`), which its coordinator's
+// parse never saw.
+func UnknownWarning(keys []string, info *adapters.Info) string {
 	known := append(append(Known(), workload.Known()...), info.Properties...)
 	var unknown []string
-	for _, k := range p.Keys() {
+	for _, k := range keys {
 		if _, ok := properties.FindKnown(known, k); ok {
 			continue
 		}

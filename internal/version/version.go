@@ -15,4 +15,4 @@ var Version = "dev"
 // whenever the messages in proto/ycsbctl.proto change meaning, so that two
 // builds that happen to carry the same Version string (e.g. both "dev")
 // still refuse each other when their protocols differ.
-const Protocol = 1
+const Protocol = 2

@@ -525,34 +525,61 @@ func errorText(iv *measurement.Interval, op measurement.Op) string {
 	return strings.Join(parts, ", ")
 }
 
-// Straggler thresholds: an agent delivering less than this fraction of its
-// expected share of the cluster's throughput, or whose slowest worker is
-// this far behind schedule, is flagged.
+// Straggler thresholds: among at least two running agents, one delivering
+// less than this fraction of its expected share of their throughput, or
+// whose slowest worker is this much further behind schedule than the
+// least-lagging other, is flagged.
 const (
 	stragglerShare = 0.8
 	stragglerLag   = time.Second
 )
 
-func agentTable(sn *Snapshot) []string {
-	out := []string{" " + stySect.Render(fmt.Sprintf("Agents (%d)", len(sn.Agents)))}
-	out = append(out, styHead.Render(fmt.Sprintf(" %-22s %-10s %10s %15s %9s %6s %9s", "AGENT", "STATE", "OPS/S", "SHARE (EXP)", "LAG", "CPU", "OFFSET")))
+// shares returns each agent's share of the running agents' throughput
+// and the share it is expected to deliver (0 for agents not running), and
+// which running agents straggle. A straggler needs someone to lag behind:
+// with fewer than two agents running nobody is flagged, and a lag every
+// agent shares (a saturated database) flags no one.
+func shares(agents []Agent) (share, exp []float64, straggler []bool) {
+	share, exp, straggler = make([]float64, len(agents)), make([]float64, len(agents)), make([]bool, len(agents))
 	var total float64
 	running := 0
-	for _, a := range sn.Agents {
-		total += a.OpsPerSec
+	for _, a := range agents {
 		if a.State == run.AgentRunning {
+			total += a.OpsPerSec
 			running++
 		}
 	}
-	for _, a := range sn.Agents {
-		exp := a.ExpectedShare
-		if exp == 0 && running > 0 && a.State == run.AgentRunning {
-			exp = 1 / float64(running)
+	for i, a := range agents {
+		if a.State != run.AgentRunning {
+			continue
 		}
-		share := 0.0
+		exp[i] = a.ExpectedShare
+		if exp[i] == 0 {
+			exp[i] = 1 / float64(running)
+		}
 		if total > 0 {
-			share = a.OpsPerSec / total
+			share[i] = a.OpsPerSec / total
 		}
+		if running < 2 {
+			continue
+		}
+		leastOther := time.Duration(-1)
+		for j, o := range agents {
+			if j != i && o.State == run.AgentRunning && (leastOther < 0 || o.Lag < leastOther) {
+				leastOther = o.Lag
+			}
+		}
+		straggler[i] = (total > 0 && share[i] < exp[i]*stragglerShare) || a.Lag-leastOther > stragglerLag
+	}
+	return share, exp, straggler
+}
+
+func agentTable(sn *Snapshot) []string {
+	out := []string{" " + stySect.Render(fmt.Sprintf("Agents (%d)", len(sn.Agents)))}
+	out = append(out, styHead.Render(fmt.Sprintf(" %-22s %-10s %10s %15s %9s %6s %9s", "AGENT", "STATE", "OPS/S", "SHARE (EXP)", "LAG", "CPU", "OFFSET")))
+	shareOf, expOf, straggler := shares(sn.Agents)
+	for i, a := range sn.Agents {
+		share, exp := shareOf[i], expOf[i]
 		name := a.Name
 		if a.Host != "" && a.Host != a.Name {
 			name += " (" + a.Host + ")"
@@ -563,9 +590,9 @@ func agentTable(sn *Snapshot) []string {
 		line := fmt.Sprintf(" %-22s %-10s %10s %15s %9s %5.0f%% %9s", name, a.State, fmtRate(a.OpsPerSec),
 			fmt.Sprintf("%.0f%% (%.0f%%)", share*100, exp*100), fmtOffset(a.Lag), a.CPU*100, fmtOffset(a.ClockOffset))
 		switch {
-		case a.State == run.AgentLost || a.State == run.AgentFailed:
+		case a.State == run.AgentLost || a.State == run.AgentFailed || a.State == run.AgentStopped:
 			line = styBad.Render(line + "  " + strings.ToUpper(string(a.State)) + " " + a.Error)
-		case a.State == run.AgentRunning && ((exp > 0 && total > 0 && share < exp*stragglerShare) || a.Lag > stragglerLag):
+		case straggler[i]:
 			line = styWarn.Render(line + "  STRAGGLER")
 		}
 		out = append(out, line)

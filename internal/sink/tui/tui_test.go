@@ -108,6 +108,57 @@ func TestFrameAgents(t *testing.T) {
 	}
 }
 
+// A straggler lags behind other running agents. The only agent still
+// running (its peers lost, their last rates stale) is not one, nor are
+// agents that all lag alike (a saturated database); one of two running
+// agents delivering far less than its share, or lagging a second more
+// than the other, is.
+func TestStragglerNeedsTwoAgentsAndRealLag(t *testing.T) {
+	flagged := func(agents ...Agent) []string {
+		v := New(Config{Command: "coordinator run", DB: "basic", Phase: run.Run, Distributed: true}, nil, nil)
+		i := iv(1, 10, 3000, 0, 0)
+		v.Update(Snapshot{Progress: run.Progress{Elapsed: 10 * time.Second}, Interval: i, Cumulative: i, Agents: agents})
+		var out []string
+		for _, l := range strings.Split(plain(v.Frame(140, 40)), "\n") {
+			if strings.Contains(l, "STRAGGLER") {
+				out = append(out, strings.Fields(l)[0])
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name   string
+		agents []Agent
+		want   []string
+	}{
+		{"the only healthy agent", []Agent{
+			{Name: "a0", State: "running", OpsPerSec: 300},
+			{Name: "a1", State: "lost", OpsPerSec: 310, Error: "silent for 3s"},
+			{Name: "a2", State: "lost", OpsPerSec: 290, Error: "silent for 3s"},
+		}, nil},
+		{"one running agent lagging alone", []Agent{
+			{Name: "a0", State: "running", OpsPerSec: 300, Lag: 5 * time.Second},
+			{Name: "a1", State: "finished", OpsPerSec: 300},
+		}, nil},
+		{"every agent lagging alike", []Agent{
+			{Name: "a0", State: "running", OpsPerSec: 300, Lag: 3 * time.Second},
+			{Name: "a1", State: "running", OpsPerSec: 300, Lag: 3200 * time.Millisecond},
+		}, nil},
+		{"a slow one of two", []Agent{
+			{Name: "a0", State: "running", OpsPerSec: 300},
+			{Name: "a1", State: "running", OpsPerSec: 100},
+		}, []string{"a1"}},
+		{"a lagging one of two", []Agent{
+			{Name: "a0", State: "running", OpsPerSec: 300, Lag: 2 * time.Second},
+			{Name: "a1", State: "running", OpsPerSec: 300},
+		}, []string{"a0"}},
+	} {
+		if got := flagged(c.agents...); strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%s: flagged %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 func TestFrameWarmupAndFinal(t *testing.T) {
 	v := New(Config{Command: "run", Phase: run.Run}, nil, nil)
 	v.OnInterval(&run.Update{Interval: measurement.NewInterval(0, 0, 0), Cumulative: measurement.NewInterval(0, 0, 0), Progress: run.Progress{Warmup: true, WarmupOps: 1234}})

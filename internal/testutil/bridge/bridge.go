@@ -1,15 +1,17 @@
 // Package bridge is a loopback TCP proxy for tests that need to break and
 // restore the network between a coordinator and an agent without stopping
 // either process: Cut closes every proxied connection and refuses new ones
-// until Restore. It plays the role etcd's integration bridge plays for
-// its gRPC tests.
+// until Restore; Delay holds every byte back for a while, in both
+// directions, as a slow network would. It plays the role etcd's
+// integration bridge plays for its gRPC tests.
 package bridge
 
 import (
 	"errors"
-	"io"
 	"net"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Bridge forwards connections accepted on Addr to a target address.
@@ -25,7 +27,13 @@ type Bridge struct {
 	// Accepted counts connections forwarded while up (tests assert that a
 	// reconnect really happened).
 	accepted int
+	// delay is the one-way latency added to every byte, in ns.
+	delay atomic.Int64
 }
+
+// Delay adds d of latency to every byte forwarded from now on, in each
+// direction (0 removes it). Order is kept and nothing is dropped.
+func (b *Bridge) Delay(d time.Duration) { b.delay.Store(int64(d)) }
 
 // New listens on 127.0.0.1 (a free port) and forwards to target.
 func New(target string) (*Bridge, error) {
@@ -127,13 +135,45 @@ func (b *Bridge) serve() {
 	}
 }
 
+// chunk is bytes read at a time, due to be written at due.
+type chunk struct {
+	b   []byte
+	due time.Time
+}
+
 func (b *Bridge) pipe(dst, src net.Conn) {
 	defer b.wg.Done()
-	_, _ = io.Copy(dst, src)
+	// The reader stamps what it reads with when it may go out; the writer
+	// holds it back until then. Without a delay that is at once.
+	q := make(chan chunk, 1024)
+	go func() {
+		defer close(q)
+		for {
+			buf := make([]byte, 32<<10)
+			n, err := src.Read(buf)
+			if n > 0 {
+				q <- chunk{b: buf[:n], due: time.Now().Add(time.Duration(b.delay.Load()))}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for c := range q {
+		if d := time.Until(c.due); d > 0 {
+			time.Sleep(d)
+		}
+		if _, err := dst.Write(c.b); err != nil {
+			break
+		}
+	}
 	// One direction ended: end the other too so neither side hangs on a
 	// half-open connection.
 	_ = dst.Close()
 	_ = src.Close()
+	for range q {
+		// The reader ends now that src is closed.
+	}
 	b.mu.Lock()
 	delete(b.conns, dst)
 	delete(b.conns, src)
