@@ -110,6 +110,17 @@ type Threader interface {
 	ForWorker(ctx context.Context, worker, workers int) (DB, error)
 }
 
+// ProcsAdvisor is implemented by bindings whose operations mostly wait on
+// the network, for which the Go scheduler's second and later Ps cost more
+// CPU than they give: each response readies a waiting worker, and an idle
+// P is woken (a futex call, then a spinning thread that sleeps again) to
+// run it. Procs returns how many Ps (GOMAXPROCS) a run with the given
+// number of workers needs, or 0 for no advice. The engine applies it for
+// the run unless the user set GOMAXPROCS, and never raises the limit.
+type ProcsAdvisor interface {
+	Procs(workers int) int
+}
+
 // BatchInserter inserts many records in one call (YCSB's `batchsize`).
 // keys[i] goes with values[i]; all slices are only valid during the call.
 // The returned Status applies to every record of the batch.

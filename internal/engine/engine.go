@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -274,6 +276,7 @@ func (r *Runner) execute(startNs int64) {
 	// distributed runs report it as the agent's start skew.
 	r.startedWall.Store(r.clk.Now().UnixNano())
 	close(r.started)
+	defer r.adviseProcs()()
 	hasWarmup := o.WarmupOps > 0 || o.WarmupTime > 0
 	if !hasWarmup {
 		r.beginMeasuring()
@@ -311,6 +314,22 @@ func (r *Runner) execute(startNs int64) {
 		}
 	}()
 	r.report(ended)
+}
+
+// adviseProcs lowers GOMAXPROCS for the run to what the binding advises
+// (adapters.ProcsAdvisor), unless the user chose GOMAXPROCS, and returns
+// the function that restores it.
+func (r *Runner) adviseProcs() func() {
+	a, ok := r.opts.DB.(adapters.ProcsAdvisor)
+	if !ok || os.Getenv("GOMAXPROCS") != "" {
+		return func() {}
+	}
+	n, cur := a.Procs(len(r.workers)), runtime.GOMAXPROCS(0)
+	if n <= 0 || n >= cur {
+		return func() {}
+	}
+	runtime.GOMAXPROCS(n)
+	return func() { runtime.GOMAXPROCS(cur) }
 }
 
 // warmupController switches from warm-up to measuring when the warm-up
