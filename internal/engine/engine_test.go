@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -684,4 +685,48 @@ func TestCleanupFailureIsCounted(t *testing.T) {
 	defer mu.Unlock()
 	require.Len(t, logs, 2)
 	assert.Contains(t, logs[0], "cleanup failed: flush failed")
+}
+
+// procsDB advises one P per 4 workers and records GOMAXPROCS as its
+// operations see it.
+type procsDB struct {
+	countDB
+	seen atomic.Int64
+}
+
+func (d *procsDB) Procs(workers int) int { return (workers + 3) / 4 }
+
+func (d *procsDB) Read(context.Context, string, []byte, []string, *adapters.Record) adapters.Status {
+	d.seen.Store(int64(runtime.GOMAXPROCS(0)))
+	return d.op()
+}
+
+func TestProcsAdviceAppliesForTheRunOnly(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		runtime.GOMAXPROCS(2)
+		t.Cleanup(func() { runtime.GOMAXPROCS(1) })
+	}
+	before := runtime.GOMAXPROCS(0)
+	t.Run("advice applied and restored", func(t *testing.T) {
+		t.Setenv("GOMAXPROCS", "")
+		db := &procsDB{}
+		runEngine(t, engine.Options{Phase: run.Run, DB: db, Threads: 4, OpCount: 200,
+			Workload: newWorkload(t, "readproportion", "1", "updateproportion", "0")})
+		assert.Equal(t, int64(1), db.seen.Load(), "GOMAXPROCS during the run")
+		assert.Equal(t, before, runtime.GOMAXPROCS(0), "GOMAXPROCS after the run")
+	})
+	t.Run("never raised", func(t *testing.T) {
+		t.Setenv("GOMAXPROCS", "")
+		db := &procsDB{}
+		runEngine(t, engine.Options{Phase: run.Run, DB: db, Threads: 4 * (before + 1), OpCount: 200,
+			Workload: newWorkload(t, "readproportion", "1", "updateproportion", "0")})
+		assert.Equal(t, int64(before), db.seen.Load())
+	})
+	t.Run("the user's GOMAXPROCS wins", func(t *testing.T) {
+		t.Setenv("GOMAXPROCS", fmt.Sprint(before))
+		db := &procsDB{}
+		runEngine(t, engine.Options{Phase: run.Run, DB: db, Threads: 4, OpCount: 200,
+			Workload: newWorkload(t, "readproportion", "1", "updateproportion", "0")})
+		assert.Equal(t, int64(before), db.seen.Load())
+	})
 }
