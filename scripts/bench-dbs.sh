@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Client CPU per operation, throughput, latency and memory of ycsbctl beside
-# Java YCSB 0.17.0, against each real test server on this machine:
+# Java YCSB 0.17.0 and, against Cassandra, latte (the Rust benchmark on the
+# ScyllaDB driver, the lightest Cassandra client there is), against each
+# real test server on this machine:
 #
 #   scripts/bench-dbs.sh [basic] [cassandra] [hbase] [mongodb]   (default: all four)
 #
@@ -21,11 +23,24 @@
 # adapter's old Java driver cannot talk to FerretDB (see java_adapter), so
 # for FerretDB ycsbctl is always measured alone.
 #
+# latte runs YCSB workload A's read and update against the table ycsbctl
+# loaded (scripts/latte-workloada.rn: same table, keys, 100-byte field,
+# whole-row read, one-field update, QUORUM; keys drawn uniformly), with as
+# many requests in flight on one thread as ycsbctl has threads. It is built
+# from crates.io into .tools/latte on first use (scripts/latte.sh, about 11
+# minutes of CPU); without cargo the script says so and skips it. LATTE=0
+# skips it too.
+#
 # Each run is one process under GNU time. CPU per operation is the client
 # process's user+sys, start-up included (a JVM's start-up is part of Java
 # YCSB's cost as ycsbctl's is of its own), divided by the operations it
-# reports. The table shows the median of the repeats and, for CPU, the
-# range. Nothing here asserts a timing; the figures are printed only.
+# reports; user and system time, voluntary context switches and peak RSS
+# come from the same run. When strace is installed (and SYSCALLS is not 0)
+# each client and thread count gets one more run under `strace -f -c` for
+# its system calls per operation (strace slows the process, so that run's
+# CPU is not used). The table shows the median of the repeats and, for
+# CPU, the range. Nothing here asserts a timing; the figures are printed
+# only.
 #
 # The "mongodb" server is FerretDB 1.24 on SQLite, a MongoDB wire-protocol
 # stand-in (integration/scripts/mongodb.sh): its figures are FerretDB's and
@@ -40,6 +55,8 @@
 #   BASIC_OPS        operations of the basic runs (default 1000000)
 #   JAVA_YCSB_HOME   a built Java YCSB distribution (optional, see above)
 #   JAVA             java 17 binary (default /usr/lib/jvm/java-17-openjdk-amd64/bin/java)
+#   LATTE            0: do not run latte (default 1: build it if needed)
+#   SYSCALLS         0: no strace runs (default 1 when strace is installed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -54,6 +71,8 @@ FERRET_OPS="${FERRET_OPS:-5000}"
 BASIC_OPS="${BASIC_OPS:-1000000}"
 JAVA="${JAVA:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}"
 JAVA_YCSB_HOME="${JAVA_YCSB_HOME:-}"
+LATTE="${LATTE:-1}"
+SYSCALLS="${SYSCALLS:-1}"
 
 dbs=("$@")
 [ ${#dbs[@]} -gt 0 ] || dbs=(basic cassandra hbase mongodb)
@@ -74,6 +93,21 @@ echo "building bin/ycsbctl" >&2
 make -s build >&2
 bin="$root/bin/ycsbctl"
 core_cp="$(bash integration/scripts/javaycsb.sh)"
+latte_bin=""
+latte_note=""
+if [ "$LATTE" != 0 ] && [[ " ${dbs[*]} " == *" cassandra "* ]]; then
+  rc=0
+  latte_bin="$(bash scripts/latte.sh)" || rc=$?
+  if [ $rc -eq 3 ]; then
+    latte_bin=""
+    latte_note="latte skipped: cargo is not installed (install Rust's cargo to compare with latte)."
+  elif [ $rc -ne 0 ]; then
+    echo "bench-dbs.sh: building latte failed (scripts/latte.sh exit $rc); LATTE=0 skips it" >&2
+    exit 1
+  fi
+fi
+strace_ok=""
+if [ "$SYSCALLS" != 0 ] && command -v strace >/dev/null 2>&1; then strace_ok=1; fi
 work="$(mktemp -d)"
 running=""
 cleanup() {
@@ -140,38 +174,52 @@ java_adapter() {
   done
 }
 
-results=()
-
-# measure DB CLIENT THREADS OPS RECORDS REP: one timed run of workload A;
-# appends "db client threads cpu_us thr p50r p50u p99r p99u rss_kb" to
-# $work/rows.
-measure() {
-  local db="$1" client="$2" threads="$3" ops="$4" records="$5" rep="$6"
-  local tag="$work/$db-$client-$threads-$rep"
-  local -a cmd
+# client_cmd DB CLIENT THREADS OPS RECORDS TAG: sets cmd to the command of
+# one run of workload A.
+client_cmd() {
+  local db="$1" client="$2" threads="$3" ops="$4" records="$5" tag="$6"
   local common=(-P "$root/workloads/workloada" -threads "$threads" -p recordcount="$records"
     -p operationcount="$ops" -p hdrhistogram.percentiles=50,95,99)
-  if [ "$client" = ycsbctl ]; then
-    # shellcheck disable=SC2207
-    cmd=("$bin" run "$db" "${common[@]}" $(ycsbctl_props "$db"))
-  else
-    local cls cp
-    IFS=$'\t' read -r cls cp <<<"$(java_adapter "$db")"
-    # shellcheck disable=SC2207
-    cmd=("$JAVA" -cp "$cp" site.ycsb.Client -t -db "$cls" "${common[@]}" $(java_props "$db"))
+  case "$client" in
+    ycsbctl)
+      # shellcheck disable=SC2207
+      cmd=("$bin" run "$db" "${common[@]}" $(ycsbctl_props "$db")) ;;
+    latte)
+      # One thread with THREADS requests in flight: latte's way of
+      # running THREADS YCSB client threads' worth of load.
+      cmd=("$latte_bin" run "$root/scripts/latte-workloada.rn" -f read:1 -f update:1 -d "$ops" -w 0
+        -t 1 -p "$threads" -q --consistency QUORUM -P records="$records" -o "$tag.json" 127.0.0.1) ;;
+    java)
+      local cls cp
+      IFS=$'\t' read -r cls cp <<<"$(java_adapter "$db")"
+      # shellcheck disable=SC2207
+      cmd=("$JAVA" -cp "$cp" site.ycsb.Client -t -db "$cls" "${common[@]}" $(java_props "$db")) ;;
+  esac
+}
+
+# parse_ops CLIENT OPS FILE: prints "ops thr p50r p50u p99r p99u" of a
+# run's output (latencies in us), or fails.
+parse_ops() {
+  local client="$1" ops="$2" out="$3"
+  if [ "$client" = latte ]; then
+    # latte prints per-function latency tables in ms; the operations are
+    # the cycles asked for, provided none failed.
+    awk -v ops="$ops" '
+      $1 == "Errors" && $2 == "[op]" { err = $3 }
+      $1 == "Throughput" && $2 == "[op/s]" { thr = $3 }
+      /CYCLE LATENCY for read/ { fn = "r" } /CYCLE LATENCY for update/ { fn = "u" }
+      fn != "" && $1 == "50" { p50[fn] = $2 * 1000 }
+      fn != "" && $1 == "99" { p99[fn] = $2 * 1000 }
+      END {
+        if (thr == "" || err == "") { print "no latte summary" > "/dev/stderr"; exit 1 }
+        if (err != 0) { print "latte: " err " failed operations" > "/dev/stderr"; exit 1 }
+        printf "%d %s %.0f %.0f %.0f %.0f\n", ops, thr, p50["r"], p50["u"], p99["r"], p99["u"]
+      }' "$out"
+    return
   fi
-  echo "$db: $client threads=$threads ops=$ops run $rep" >&2
-  if ! /usr/bin/time -f 'TIME %U %S %e %M' -o "$tag.time" "${cmd[@]}" >"$tag.out" 2>"$tag.err"; then
-    echo "bench-dbs.sh: $client run $db failed:" >&2
-    tail -n 20 "$tag.err" >&2
-    cat "$tag.time" >&2 || true
-    exit 1
-  fi
-  local u s e m
-  read -r u s e m <<<"$(grep '^TIME' "$tag.time" | cut -d' ' -f2-)"
   # Operations: the sum of the Return= counts of the database operations
   # (workload A has no read-modify-write, so each operation counts once).
-  awk -F', ' -v db="$db" -v c="$client" -v t="$threads" -v u="$u" -v s="$s" -v m="$m" '
+  awk -F', ' '
     $2 ~ /^Return=/ && $1 !~ /VERIFY|CLEANUP/ { n += $3; if ($2 != "Return=OK") bad = bad " " $1 $2 }
     $1 == "[OVERALL]" && $2 == "Throughput(ops/sec)" { thr = $3 }
     $1 == "[READ]" && $2 == "50thPercentileLatency(us)" { p50r = $3 }
@@ -180,9 +228,59 @@ measure() {
     $1 == "[UPDATE]" && $2 == "99thPercentileLatency(us)" { p99u = $3 }
     END {
       if (n == 0) { print "no operations reported" > "/dev/stderr"; exit 1 }
-      if (bad != "") print db " " c ": non-OK results:" bad > "/dev/stderr"
-      printf "%s %s %d %.2f %.0f %s %s %s %s %d\n", db, c, t, (u + s) * 1e6 / n, thr, p50r, p50u, p99r, p99u, m
-    }' "$tag.out" >>"$work/rows" || { echo "bench-dbs.sh: cannot read $client output for $db" >&2; tail -n 20 "$tag.out" >&2; exit 1; }
+      if (bad != "") print "non-OK results:" bad > "/dev/stderr"
+      printf "%d %.0f %s %s %s %s\n", n, thr, p50r, p50u, p99r, p99u
+    }' "$out"
+}
+
+# measure DB CLIENT THREADS OPS RECORDS REP: one timed run of workload A;
+# appends "db client threads cpu_us user_us sys_us thr p50r p50u p99r
+# p99u rss_kb vcs_per_op" to $work/rows.
+measure() {
+  local db="$1" client="$2" threads="$3" ops="$4" records="$5" rep="$6"
+  local tag="$work/$db-$client-$threads-$rep"
+  local -a cmd
+  client_cmd "$db" "$client" "$threads" "$ops" "$records" "$tag"
+  echo "$db: $client threads=$threads ops=$ops run $rep" >&2
+  if ! /usr/bin/time -f 'TIME %U %S %e %M %w' -o "$tag.time" "${cmd[@]}" >"$tag.out" 2>"$tag.err"; then
+    echo "bench-dbs.sh: $client run $db failed:" >&2
+    tail -n 20 "$tag.err" >&2
+    cat "$tag.time" >&2 || true
+    exit 1
+  fi
+  local u s e m w n thr p50r p50u p99r p99u
+  read -r u s e m w <<<"$(grep '^TIME' "$tag.time" | cut -d' ' -f2-)"
+  read -r n thr p50r p50u p99r p99u <<<"$(parse_ops "$client" "$ops" "$tag.out")" ||
+    { echo "bench-dbs.sh: cannot read $client output for $db" >&2; tail -n 20 "$tag.out" >&2; exit 1; }
+  [ -n "$n" ] || { echo "bench-dbs.sh: cannot read $client output for $db" >&2; tail -n 20 "$tag.out" >&2; exit 1; }
+  awk -v db="$db" -v c="$client" -v t="$threads" -v u="$u" -v s="$s" -v m="$m" -v w="$w" -v n="$n" \
+    -v thr="$thr" -v a="$p50r" -v b="$p50u" -v x="$p99r" -v y="$p99u" 'BEGIN {
+      printf "%s %s %d %.2f %.2f %.2f %.0f %s %s %s %s %d %.3f\n", db, c, t, (u + s) * 1e6 / n, u * 1e6 / n, s * 1e6 / n,
+        thr, a, b, x, y, m, w / n }' >>"$work/rows"
+}
+
+# count_syscalls DB CLIENT THREADS OPS RECORDS: one more run under
+# strace -f -c; appends "db client threads syscalls_per_op" to
+# $work/syscalls.
+count_syscalls() {
+  local db="$1" client="$2" threads="$3" ops="$4" records="$5"
+  local tag="$work/$db-$client-$threads-strace"
+  local -a cmd
+  client_cmd "$db" "$client" "$threads" "$ops" "$records" "$tag"
+  echo "$db: $client threads=$threads ops=$ops under strace" >&2
+  if ! strace -f -c -o "$tag.strace" "${cmd[@]}" >"$tag.out" 2>"$tag.err"; then
+    echo "bench-dbs.sh: $client run $db under strace failed:" >&2
+    tail -n 20 "$tag.err" >&2
+    exit 1
+  fi
+  local n calls
+  read -r n _ <<<"$(parse_ops "$client" "$ops" "$tag.out")" || n=""
+  calls="$(awk '$NF == "total" { print $4 }' "$tag.strace")"
+  if [ -z "$n" ] || [ -z "$calls" ]; then
+    echo "bench-dbs.sh: cannot read the strace run of $client for $db" >&2
+    exit 1
+  fi
+  awk -v k="$db $client $threads" -v c="$calls" -v n="$n" 'BEGIN { printf "%s %.2f\n", k, c / n }' >>"$work/syscalls"
 }
 
 missing_java=""
@@ -195,6 +293,7 @@ for db in "${dbs[@]}"; do
   else
     missing_java="$missing_java $db"
   fi
+  [ "$db" = cassandra ] && [ -n "$latte_bin" ] && clients+=(latte)
   if [ "$db" != basic ]; then
     if bash integration/servers.sh status "$db" >/dev/null 2>&1; then
       echo "bench-dbs.sh: a $db server is already running (someone else's run?); not touching it" >&2
@@ -218,10 +317,14 @@ for db in "${dbs[@]}"; do
     for ((r = 1; r <= REPEATS; r++)); do
       # Alternate which client goes first, so neither always meets a
       # server freshly warmed (or compacting) by the other.
-      order=("${clients[@]}")
-      if ((r % 2 == 0)) && [ ${#clients[@]} -gt 1 ]; then order=(java ycsbctl); fi
+      local_n=${#clients[@]}
+      order=()
+      for ((i = 0; i < local_n; i++)); do order+=("${clients[$(((i + r - 1) % local_n))]}"); done
       for c in "${order[@]}"; do measure "$db" "$c" "$t" "$n" "$records" "$r"; done
     done
+    if [ -n "$strace_ok" ]; then
+      for c in "${clients[@]}"; do count_syscalls "$db" "$c" "$t" "$n" "$records"; done
+    fi
   done
   if [ "$db" != basic ]; then
     bash integration/servers.sh stop "$db" >&2
@@ -230,27 +333,38 @@ for db in "${dbs[@]}"; do
 done
 
 echo
-echo "ycsbctl $("$bin" --version 2>/dev/null | awk '{print $NF}') beside Java YCSB 0.17.0 ($("$JAVA" -version 2>&1 | head -n 1)), workload A, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
-echo "cpu/op = client user+sys (start-up included) / operations: median of $REPEATS runs [min-max]; ops/s, p50, p99 (READ/UPDATE, us) and max RSS: medians"
+latte_ver=""
+[ -n "$latte_bin" ] && latte_ver=" and $("$latte_bin" --version 2>/dev/null | awk '{print "latte " $NF}')"
+echo "ycsbctl $("$bin" --version 2>/dev/null | awk '{print $NF}') beside Java YCSB 0.17.0 ($("$JAVA" -version 2>&1 | head -n 1))$latte_ver, workload A, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+echo "cpu/op = client user+sys (start-up included) / operations: median of $REPEATS runs [min-max]; user/sys split, ops/s, p50, p99 (READ/UPDATE, us), max RSS and voluntary context switches per op: medians; syscalls/op: one run under strace -f -c"
 if [ -n "$missing_java" ]; then
-  echo "Measured ycsbctl alone for:$missing_java. Java YCSB's cassandra-cql and hbase2 adapters are not on Maven Central (set JAVA_YCSB_HOME to a built Java YCSB 0.17.0 distribution to compare them); its mongodb adapter (driver 3.8) cannot connect to FerretDB, the only MongoDB-protocol server here."
+  echo "Measured without Java YCSB for:$missing_java. Java YCSB's cassandra-cql and hbase2 adapters are not on Maven Central (set JAVA_YCSB_HOME to a built Java YCSB 0.17.0 distribution to compare them); its mongodb adapter (driver 3.8) cannot connect to FerretDB, the only MongoDB-protocol server here."
 fi
-printf "%-34s %-8s %4s %22s %9s %13s %15s %8s\n" "server" "client" "thr" "cpu/op us [range]" "ops/s" "p50 R/U" "p99 R/U" "RSS MB"
-sort -k1,1 -k3,3n -k2,2r "$work/rows" | awk -v labels="$(for d in basic cassandra hbase mongodb; do printf '%s=%s;' "$d" "$(label "$d")"; done)" '
+[ -z "$latte_note" ] || echo "$latte_note"
+[ -n "$strace_ok" ] || echo "syscalls/op not measured (strace is not installed, or SYSCALLS=0)."
+touch "$work/syscalls"
+printf "%-34s %-8s %4s %22s %13s %9s %13s %15s %7s %7s %8s\n" "server" "client" "thr" "cpu/op us [range]" "user/sys us" "ops/s" "p50 R/U" "p99 R/U" "RSS MB" "vcs/op" "sysc/op"
+sort -k1,1 -k3,3n -k2,2 "$work/rows" | awk -v sysfile="$work/syscalls" -v labels="$(for d in basic cassandra hbase mongodb; do printf '%s=%s;' "$d" "$(label "$d")"; done)" '
   function median(a, n,   i, j, t) {
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
     return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
   }
-  function flush(   k) {
+  function flush(   sc) {
     if (key == "") return
-    printf "%-34s %-8s %4d %9.1f [%5.1f-%5.1f] %9.0f %6.0f/%-6.0f %7.0f/%-7.0f %8.0f\n", lab[db], cl, th,
-      median(cpu, n), lo, hi, median(thr, n), median(p50r, n), median(p50u, n), median(p99r, n), median(p99u, n), median(rss, n) / 1024
+    sc = (key in sys) ? sprintf("%8.2f", sys[key]) : sprintf("%8s", "-")
+    printf "%-34s %-8s %4d %9.1f [%5.1f-%5.1f] %6.1f/%-6.1f %9.0f %6.0f/%-6.0f %7.0f/%-7.0f %7.0f %7.2f %s\n", lab[db], cl, th,
+      median(cpu, n), lo, hi, median(usr, n), median(sy, n), median(thr, n), median(p50r, n), median(p50u, n),
+      median(p99r, n), median(p99u, n), median(rss, n) / 1024, median(vcs, n), sc
   }
-  BEGIN { split(labels, kv, ";"); for (i in kv) if (kv[i] != "") { split(kv[i], p, "="); lab[p[1]] = p[2] } }
+  BEGIN {
+    split(labels, kv, ";"); for (i in kv) if (kv[i] != "") { split(kv[i], p, "="); lab[p[1]] = p[2] }
+    while ((getline line < sysfile) > 0) { split(line, f, " "); sys[f[1] " " f[2] " " f[3]] = f[4] }
+  }
   {
     k = $1 " " $2 " " $3
     if (k != key) { flush(); key = k; db = $1; cl = $2; th = $3; n = 0; lo = 1e18; hi = 0 }
-    n++; cpu[n] = $4; thr[n] = $5; p50r[n] = $6; p50u[n] = $7; p99r[n] = $8; p99u[n] = $9; rss[n] = $10
+    n++; cpu[n] = $4; usr[n] = $5; sy[n] = $6; thr[n] = $7; p50r[n] = $8; p50u[n] = $9; p99r[n] = $10; p99u[n] = $11
+    rss[n] = $12; vcs[n] = $13
     if ($4 < lo) lo = $4; if ($4 > hi) hi = $4
   }
   END { flush() }'
