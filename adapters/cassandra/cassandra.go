@@ -299,7 +299,8 @@ func open(ctx context.Context, p *properties.Properties) (adapters.DB, error) {
 	cluster.ProtoVersion = 4
 	// Token awareness sends each key to a replica that owns it, saving the
 	// coordinator hop, as the DataStax driver does by default.
-	cluster.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	// (see hostPolicy for its shortcut when one host is up).
+	cluster.PoolConfig.HostSelectionPolicy = newHostPolicy()
 	// The keyspace may not exist yet (init runs through this same Open), so
 	// the session has none and statements use qualified names instead.
 	if c.username != "" {
