@@ -8,25 +8,20 @@ import (
 	"net"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/internal/netconn"
 )
 
-// inflightPerProc is how many requests in flight one P (GOMAXPROCS) serves
-// well: at about 15 us of client CPU per operation one P sustains some
-// 60k operations/s, what 32 workers reach at half a millisecond each.
-const inflightPerProc = 32
-
-// Procs implements adapters.ProcsAdvisor: one P per 32 workers. With 16
-// workers against one server, GOMAXPROCS=1 instead of 2 took the client
-// from about 37 to 28 us of CPU per operation on this project's 2-core test
-// machine (futex and nanosleep calls from waking the idle P fell from 0.8
-// to 0.35 per operation), and left the other core to the server.
-func (d *DB) Procs(workers int) int {
-	return (workers + inflightPerProc - 1) / inflightPerProc
-}
+// Procs implements adapters.ProcsAdvisor. With 16 workers against one
+// server, GOMAXPROCS=1 instead of 2 took the client from about 37 to 28 us
+// of CPU per operation on this project's 2-core test machine (futex and
+// nanosleep calls from waking the idle P fell from 0.8 to 0.35 per
+// operation), and left the other core to the server.
+func (d *DB) Procs(workers int) int { return adapters.NetworkProcs(workers) }
 
 // hostDialer is gocql's HostDialer for ycsbctl: gocql's own dial (TCP,
 // then TLS when configured) with every connection wrapped in a batchConn.
@@ -89,7 +84,9 @@ func (h *hostDialer) DialHost(ctx context.Context, host *gocql.HostInfo) (*gocql
 // a write error fails every request of the connection (the connection is
 // closed, so gocql's reader fails them all with the error).
 type batchConn struct {
-	net.Conn
+	// Reader is the socket with a 64 KiB read buffer and lazy read
+	// deadlines; its Write is the socket's, used by the flusher only.
+	*netconn.Reader
 	writeTimeout time.Duration
 
 	mu      sync.Mutex
@@ -99,26 +96,16 @@ type batchConn struct {
 	kick      chan struct{}
 	quit      chan struct{}
 	closeOnce sync.Once
-
-	// Read side: used by one reader at a time (gocql's bufio.Reader is
-	// not safe for concurrent use either).
-	rbuf       []byte
-	rpos, rend int
-	// readDeadline is the deadline gocql asked for (UnixNano, 0 = none);
-	// applied is the one set on the socket.
-	readDeadline atomic.Int64
-	applied      int64
 }
 
 const batchReadBuffer = 64 << 10
 
 func newBatchConn(c net.Conn, writeTimeout time.Duration) *batchConn {
 	b := &batchConn{
-		Conn:         c,
+		Reader:       netconn.NewReader(c, batchReadBuffer),
 		writeTimeout: writeTimeout,
 		kick:         make(chan struct{}, 1),
 		quit:         make(chan struct{}),
-		rbuf:         make([]byte, batchReadBuffer),
 	}
 	go b.flusher()
 	return b
@@ -184,60 +171,12 @@ func (b *batchConn) flusher() {
 	}
 }
 
-// Read serves reads from a 64 KiB buffer filled by one system call.
-func (b *batchConn) Read(p []byte) (int, error) {
-	if b.rpos == b.rend {
-		if err := b.applyReadDeadline(); err != nil {
-			return 0, err
-		}
-		if len(p) >= len(b.rbuf) {
-			return b.Conn.Read(p)
-		}
-		n, err := b.Conn.Read(b.rbuf)
-		b.rpos, b.rend = 0, n
-		if n == 0 {
-			return 0, err
-		}
-		// A short read with an error still delivers its bytes; the error
-		// comes back on the next call.
-	}
-	n := copy(p, b.rbuf[b.rpos:b.rend])
-	b.rpos += n
-	return n, nil
-}
-
-func (b *batchConn) applyReadDeadline() error {
-	want := b.readDeadline.Load()
-	if want == b.applied {
-		return nil
-	}
-	var t time.Time
-	if want != 0 {
-		t = time.Unix(0, want)
-	}
-	if err := b.Conn.SetReadDeadline(t); err != nil {
-		return err
-	}
-	b.applied = want
-	return nil
-}
-
-// SetReadDeadline records t; Read applies it before its next system call.
-func (b *batchConn) SetReadDeadline(t time.Time) error {
-	var ns int64
-	if !t.IsZero() {
-		ns = t.UnixNano()
-	}
-	b.readDeadline.Store(ns)
-	return nil
-}
-
 // SetWriteDeadline does nothing: Write never blocks, and the flusher bounds
 // each system call by the connection's write timeout.
 func (b *batchConn) SetWriteDeadline(time.Time) error { return nil }
 
 // SetDeadline sets the read deadline (see SetWriteDeadline).
-func (b *batchConn) SetDeadline(t time.Time) error { return b.SetReadDeadline(t) }
+func (b *batchConn) SetDeadline(t time.Time) error { return b.Reader.SetReadDeadline(t) }
 
 // Close stops the flusher and closes the socket; requests still queued
 // are dropped with the connection.

@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/ycsbctl/ycsbctl/internal/netconn"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
@@ -74,6 +77,7 @@ type DB struct {
 var (
 	_ adapters.DB            = (*DB)(nil)
 	_ adapters.Closer        = (*DB)(nil)
+	_ adapters.ProcsAdvisor  = (*DB)(nil)
 	_ adapters.BatchInserter = (*DB)(nil)
 	_ adapters.RecordCounter = (*DB)(nil)
 	_ adapters.SchemaManager = (*DB)(nil)
@@ -100,6 +104,7 @@ func Open(ctx context.Context, p *properties.Properties) (adapters.DB, error) {
 	if cfg.cs.AppName == "" {
 		opts.SetAppName("ycsbctl") // shows up in server logs and currentOp
 	}
+	opts.SetDialer(&readBufferDialer{})
 	client, err := mongo.Connect(opts)
 	if err != nil {
 		return nil, fmt.Errorf("mongodb: %s (%s): %s", cfg.redactedURL, propURL, cfg.scrub(err.Error()))
@@ -414,3 +419,28 @@ func (d *DB) CountRecords(ctx context.Context, table string) (int64, error) {
 func (d *DB) adminTimeout() time.Duration {
 	return max(d.cfg.timeout, time.Minute)
 }
+
+// readBufferDialer dials as the driver does and gives each connection a
+// read buffer: the driver reads every reply as a 4-byte length and then the
+// body, two read system calls, and sets a read deadline before each reply;
+// with the buffer one system call brings the whole reply and the deadline
+// reaches the socket only when a read waits (internal/netconn). TLS, when
+// configured, is layered by the driver on top, as before.
+type readBufferDialer struct{ net.Dialer }
+
+// replyBuffer holds a YCSB reply (a 10-field document is about 1.2 KB)
+// several times over.
+const replyBuffer = 16 << 10
+
+func (d *readBufferDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	c, err := d.Dialer.DialContext(ctx, network, address)
+	if err != nil {
+		return nil, err
+	}
+	return netconn.NewReader(c, replyBuffer), nil
+}
+
+// Procs implements adapters.ProcsAdvisor: the driver starts a goroutine
+// per reply read (its cancellation listener), and every hand-off wakes an
+// idle P when there is one.
+func (d *DB) Procs(workers int) int { return adapters.NetworkProcs(workers) }
