@@ -263,3 +263,66 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// BenchmarkBatchConnWrite: 16 writers, one request each in flight as a CQL
+// worker has, each waiting for the peer's echo of its frame before sending
+// the next. Reports socket writes and reads per request.
+func BenchmarkBatchConnWrite(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		_, _ = io.Copy(c, c) // the "server" answers every frame at once
+	}()
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cc := &countingConn{Conn: raw}
+	bc := newBatchConn(cc, time.Minute)
+	defer bc.Close()
+	const workers, size = 16, 64
+	waiting := make([]chan struct{}, workers)
+	for i := range waiting {
+		waiting[i] = make(chan struct{}, 1)
+	}
+	// The reader hands each echoed frame to its writer, as gocql's does.
+	go func() {
+		var f [size]byte
+		for {
+			if _, err := io.ReadFull(bc, f[:]); err != nil {
+				return
+			}
+			waiting[f[0]] <- struct{}{}
+		}
+	}()
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			var f [size]byte
+			f[0] = byte(w)
+			for i := w; i < b.N; i += workers {
+				if _, err := bc.Write(f[:]); err != nil {
+					b.Error(err)
+					return
+				}
+				<-waiting[w]
+			}
+		}(w)
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(cc.writes.Load())/float64(b.N), "writes/op")
+	b.ReportMetric(float64(cc.reads.Load())/float64(b.N), "reads/op")
+}
