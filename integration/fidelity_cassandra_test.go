@@ -164,11 +164,14 @@ func TestCassandraFidelity(t *testing.T) {
 		// Sessions are written asynchronously once each request ends.
 		deadline := time.Now().Add(30 * time.Second)
 		for time.Now().Before(deadline) && len(got) < 5 {
-			iter := admin.Query("SELECT parameters FROM system_traces.sessions").Iter()
+			iter := admin.Query("SELECT request, parameters FROM system_traces.sessions").Iter()
+			var request string
 			var params map[string]string
-			for iter.Scan(&params) {
+			for iter.Scan(&request, &params) {
 				q := params["query"]
-				if !strings.Contains(q, ks+"."+table) {
+				// gocql traces each statement's PREPARE too; only an
+				// execution has a consistency level.
+				if !strings.Contains(q, ks+"."+table) || !strings.HasPrefix(request, "Execute") {
 					continue
 				}
 				verb := strings.Fields(q)[0]
@@ -257,7 +260,11 @@ func TestCassandraFidelity(t *testing.T) {
 			}
 			before := conns()
 			db := open(t, props("cassandra.maxconnections", "4"))
+			// gocql fills the pool in the background after Open.
 			mid := conns()
+			for deadline := time.Now().Add(30 * time.Second); mid-before < 5 && time.Now().Before(deadline); mid = conns() {
+				time.Sleep(100 * time.Millisecond)
+			}
 			_ = db.(adapters.Closer).Close()
 			time.Sleep(time.Second)
 			after := conns()

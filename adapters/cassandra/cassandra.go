@@ -119,7 +119,7 @@ func init() {
 			"cassandra.maxconnections and cassandra.coreconnections: the DataStax driver grows a pool from core to max connections per host; gocql keeps a fixed pool, so ycsbctl opens the larger of the two (gocql's default 2 when neither is set, against DataStax 3.x's 1).",
 			"cassandra.useSSL: YCSB's binding uses the JVM's default SSL context (javax.net.ssl.trustStore/keyStore system properties) and applies useSSL only when cassandra.username is set; ycsbctl applies it always and takes PEM files in cassandra.ssl.ca/cert/key instead of JVM trust stores.",
 			"cassandra.ssl.verifyhost: the DataStax 3.x driver checks the certificate chain but not the host name by default; ycsbctl checks both unless cassandra.ssl.verifyhost=false.",
-			"cassandra.tracing: traces are requested from the server as YCSB does, but (like YCSB) not fetched or printed; they land in system_traces.",
+			"cassandra.tracing: traces are requested from the server as YCSB does, but (like YCSB) not fetched or printed; they land in system_traces. gocql also traces each statement's PREPARE (once per connection), which the DataStax driver does not.",
 			"batchsize: YCSB's Cassandra binding ignores it (every insert is its own statement and its own INSERT sample); ycsbctl's load with batchsize > 1 sends a batch as concurrent single-row inserts and records one INSERT sample per batch, so leave batchsize at 1 to compare with YCSB.",
 			"debug: YCSB's statement logging is not implemented (it would distort timings); errors are logged rate-limited.",
 			"Schema: YCSB's binding creates nothing (the keyspace and table must exist); ycsbctl init creates them with the replication, compression and compaction properties.",
