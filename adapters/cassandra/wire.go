@@ -176,7 +176,7 @@ func (b *batchConn) flusher() {
 func (b *batchConn) SetWriteDeadline(time.Time) error { return nil }
 
 // SetDeadline sets the read deadline (see SetWriteDeadline).
-func (b *batchConn) SetDeadline(t time.Time) error { return b.Reader.SetReadDeadline(t) }
+func (b *batchConn) SetDeadline(t time.Time) error { return b.SetReadDeadline(t) }
 
 // Close stops the flusher and closes the socket; requests still queued
 // are dropped with the connection.

@@ -49,7 +49,7 @@ func tcpPair(t *testing.T) (client, server net.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	acc := make(chan net.Conn, 1)
 	go func() {
 		c, err := ln.Accept()
@@ -67,7 +67,7 @@ func tcpPair(t *testing.T) (client, server net.Conn) {
 	if server == nil {
 		t.Fatal("accept failed")
 	}
-	t.Cleanup(func() { client.Close(); server.Close() })
+	t.Cleanup(func() { _ = client.Close(); _ = server.Close() })
 	return client, server
 }
 
@@ -90,7 +90,7 @@ func TestBatchConnKeepsFramesWholeAndOrdered(t *testing.T) {
 	raw, server := tcpPair(t)
 	cc := &countingConn{Conn: raw}
 	bc := newBatchConn(cc, time.Minute)
-	defer bc.Close()
+	defer func() { _ = bc.Close() }()
 	const writers, perWriter = 16, 200
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
@@ -141,7 +141,7 @@ func TestBatchConnQueuesWhileSocketBusy(t *testing.T) {
 	raw, server := tcpPair(t)
 	cc := &countingConn{Conn: raw, gate: make(chan struct{})}
 	bc := newBatchConn(cc, time.Minute)
-	defer bc.Close()
+	defer func() { _ = bc.Close() }()
 	if _, err := bc.Write(frame(0, 0, 10)); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestBatchConnWriteErrorFailsConnection(t *testing.T) {
 	boom := errors.New("boom")
 	cc := &countingConn{Conn: raw, writeErr: boom}
 	bc := newBatchConn(cc, time.Minute)
-	defer bc.Close()
+	defer func() { _ = bc.Close() }()
 	if _, err := bc.Write(frame(1, 0, 5)); err != nil {
 		t.Fatalf("first Write: %v (the error comes with the flush)", err)
 	}
@@ -205,7 +205,7 @@ func TestBatchConnReadsManyResponsesPerCall(t *testing.T) {
 	raw, server := tcpPair(t)
 	cc := &countingConn{Conn: raw}
 	bc := newBatchConn(cc, time.Minute)
-	defer bc.Close()
+	defer func() { _ = bc.Close() }()
 	payload := bytes.Repeat([]byte("0123456789"), 3000) // 30 KB: seven 4 KiB reads
 	if _, err := server.Write(payload); err != nil {
 		t.Fatal(err)
@@ -272,13 +272,13 @@ func BenchmarkBatchConnWrite(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		_, _ = io.Copy(c, c) // the "server" answers every frame at once
 	}()
 	raw, err := net.Dial("tcp", ln.Addr().String())
@@ -287,7 +287,7 @@ func BenchmarkBatchConnWrite(b *testing.B) {
 	}
 	cc := &countingConn{Conn: raw}
 	bc := newBatchConn(cc, time.Minute)
-	defer bc.Close()
+	defer func() { _ = bc.Close() }()
 	const workers, size = 16, 64
 	waiting := make([]chan struct{}, workers)
 	for i := range waiting {

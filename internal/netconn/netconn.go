@@ -89,5 +89,5 @@ func (r *Reader) SetReadDeadline(t time.Time) error {
 // SetDeadline sets the read deadline (recorded) and the write deadline.
 func (r *Reader) SetDeadline(t time.Time) error {
 	_ = r.SetReadDeadline(t)
-	return r.Conn.SetWriteDeadline(t)
+	return r.SetWriteDeadline(t)
 }
