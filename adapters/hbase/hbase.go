@@ -182,7 +182,6 @@ type DB struct {
 var (
 	_ adapters.DB            = (*DB)(nil)
 	_ adapters.Closer        = (*DB)(nil)
-	_ adapters.ProcsAdvisor  = (*DB)(nil)
 	_ adapters.SchemaManager = (*DB)(nil)
 	_ adapters.RecordCounter = (*DB)(nil)
 	_ adapters.BatchInserter = (*DB)(nil)
@@ -705,8 +704,3 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 	l.n++
 	return l.w.Write(p)
 }
-
-// Procs implements adapters.ProcsAdvisor: every call is handed to the
-// region client's sender goroutine and back from its receiver, and each
-// hand-off wakes an idle P when there is one.
-func (d *DB) Procs(workers int) int { return adapters.NetworkProcs(workers) }
