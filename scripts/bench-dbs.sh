@@ -187,7 +187,9 @@ client_cmd() {
     latte)
       # One thread with THREADS requests in flight: latte's way of
       # running THREADS YCSB client threads' worth of load.
-      cmd=("$latte_bin" run "$root/scripts/latte-workloada.rn" -f read:1 -f update:1 -d "$ops" -w 0
+      # latte writes a log file into its working directory: keep it in
+      # the scratch directory.
+      cmd=(env -C "$work" "$latte_bin" run "$root/scripts/latte-workloada.rn" -f read:1 -f update:1 -d "$ops" -w 0
         -t 1 -p "$threads" -q --consistency QUORUM -P records="$records" -o "$tag.json" 127.0.0.1) ;;
     java)
       local cls cp
