@@ -35,10 +35,12 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
+	"github.com/ycsbctl/ycsbctl/internal/environ"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/version"
+	"github.com/ycsbctl/ycsbctl/internal/wire"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
 
@@ -331,6 +333,7 @@ func (s *server) Session(stream pb.Agent_SessionServer) error {
 	sess := newSession(stream)
 	r.attach(sess, &pb.AgentMsg{Msg: &pb.AgentMsg_Hello{Hello: &pb.HelloReply{
 		Version: s.self.Version, Protocol: s.self.Protocol, Hostname: s.hostname, Pid: int32(os.Getpid()), State: r.getState(),
+		Host: wire.HostToProto(environ.LocalHost()),
 	}}})
 	defer r.detach(sess)
 	go sess.sendLoop()

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/procstat"
@@ -463,6 +464,13 @@ func (r *heldRun) prepare(m *pb.Prepare) {
 		r.failPrepare(err)
 		return
 	}
+	var dbInfo *pb.DatabaseInfo
+	if m.AgentIndex == 0 {
+		// One agent describes the database for the run's record: the
+		// server is the same for all, and each description costs it
+		// a few queries.
+		dbInfo = wire.DatabaseToProto(adapters.Describe(r.ctx, sp.Adapter.Name, p.DB))
+	}
 	r.mu.Lock()
 	if r.ending.Load() {
 		r.mu.Unlock()
@@ -478,7 +486,7 @@ func (r *heldRun) prepare(m *pb.Prepare) {
 		p.Runner.SetExternalLimit(r.limit.Load())
 	}
 	r.sendLocked(&pb.AgentMsg{Msg: &pb.AgentMsg_Prepared{Prepared: &pb.Prepared{
-		AgentIndex: r.index, Threads: int32(p.Runner.Threads()), OperationCount: p.Spec.OpCount, Warnings: r.srv.ownWarnings(sp),
+		AgentIndex: r.index, Threads: int32(p.Runner.Threads()), OperationCount: p.Spec.OpCount, Warnings: r.srv.ownWarnings(sp), Database: dbInfo,
 	}}})
 	r.mu.Unlock()
 }

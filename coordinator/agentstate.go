@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/environ"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
@@ -147,6 +148,10 @@ type agentRun struct {
 	lagNs        int64
 	lastSeq      int64
 	localInserts int64
+	// host and db describe the agent's machine (Hello) and, for agent 0,
+	// the database (Prepared), for the run's environment record.
+	host *environ.Host
+	db   *environ.Database
 }
 
 // moveTo changes the agent's state along a legal edge and journals it. It

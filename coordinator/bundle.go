@@ -41,6 +41,7 @@ func (c *Coordinator) End(e *bundle.Ending) {
 		e.PlannedStart = time.Unix(0, c.plannedStart)
 	}
 	e.MergeSeconds = float64(c.mergeNs) / 1e9
+	e.Hosts, e.Database = c.environment()
 	if c.m != nil {
 		e.LateRecords = c.m.late
 	}

@@ -125,6 +125,9 @@ func (c *Coordinator) handle(e event) error {
 	switch e.kind {
 	case evAttached:
 		a.lastHeard = now
+		if h := wire.HostFromProto(e.hello.GetHost(), a.addr); h != nil {
+			a.host = h
+		}
 		if !e.resume {
 			a.conn.send(c.prepareMsg(a))
 			c.transition(a, stPreparing, "attached")
@@ -193,6 +196,9 @@ func (c *Coordinator) handleMsg(a *agentRun, m *pb.AgentMsg) error {
 	switch x := m.Msg.(type) {
 	case *pb.AgentMsg_Prepared:
 		a.threads = int(x.Prepared.Threads)
+		if d := wire.DatabaseFromProto(x.Prepared.Database, c.s.Spec.Adapter.Name, a.addr); d != nil {
+			a.db = d
+		}
 		for _, w := range x.Prepared.Warnings {
 			if _, seen := c.agentWarnings[w]; !seen {
 				c.warningOrder = append(c.warningOrder, w)

@@ -53,8 +53,8 @@ var knownProperties = []properties.Known{
 	{Name: propWaitQueue, Help: "accepted for YCSB compatibility and ignored (the Go driver has no wait-queue multiple)"},
 	{Name: propTimeout, Default: strconv.Itoa(defaultTimeoutMS), Help: "deadline of every operation in ms; an expired deadline is SERVICE_UNAVAILABLE"},
 	{Name: propConnTimout, Default: strconv.Itoa(defaultConnectTimeoutMS), Help: "ms to connect and answer the first ping at start-up; also the driver's connectTimeoutMS unless the URL sets it"},
-	{Name: propInitChunks, Default: "0", Help: "init on a mongos: numInitialChunks for shardCollection (0: server default); not applied to a non-empty collection"},
-	{Name: propBalancer, Default: "true", Help: "init on a mongos: false stops the balancer (balancerStop), so that chunk migrations do not disturb the run"},
+	{Name: propInitChunks, Default: "0", Schema: true, Help: "init on a mongos: numInitialChunks for shardCollection (0: server default); not applied to a non-empty collection"},
+	{Name: propBalancer, Default: "true", Schema: true, Help: "init on a mongos: false stops the balancer (balancerStop), so that chunk migrations do not disturb the run"},
 }
 
 // differences are the ways this adapter differs from YCSB's MongoDbClient.

@@ -192,6 +192,17 @@ func applyEnding(r *Run, end *Ending) string {
 		r.PlannedStart = end.PlannedStart
 	}
 	r.MergeSeconds, r.LateRecords = end.MergeSeconds, end.LateRecords
+	if end.Hosts != nil || end.Database != nil {
+		if r.Environment == nil {
+			r.Environment = &Environment{}
+		}
+		if end.Hosts != nil {
+			r.Environment.Hosts = end.Hosts
+		}
+		if end.Database != nil {
+			r.Environment.Database = end.Database
+		}
+	}
 	for i := range r.Agents {
 		if i >= len(end.Agents) {
 			break

@@ -24,6 +24,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/internal/environ"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
@@ -78,8 +79,11 @@ type Run struct {
 	Agents    []Agent    `json:"agents"`
 	Intervals []Interval `json:"intervals"`
 	Summary   Summary    `json:"summary"`
-	// Environment describes the machine that ran the command.
+	// Environment describes what the run ran on.
 	Environment *Environment `json:"environment,omitempty"`
+	// Suite places a suite step's run in its suite, with the fingerprint
+	// of its configuration that --resume compares (nil outside suites).
+	Suite *SuiteStep `json:"suite,omitempty"`
 	// Coordinator self-measurement: CPU-side cost of merging.
 	MergeSeconds float64 `json:"coordinator_merge_seconds"`
 	LateRecords  int     `json:"late_records"`
@@ -102,13 +106,46 @@ type Config struct {
 	Percentiles []float64 `json:"percentiles,omitempty"`
 }
 
-// Environment is where the load was generated from.
+// Environment is what the run ran on, a study's appendix: the machine
+// that ran the command (Hostname to GoVersion), ycsbctl's version and the
+// exact command, every load-generating host (the single host, or each
+// agent's, from its Hello reply), and the database as its adapter read it
+// from the server.
 type Environment struct {
 	Hostname  string `json:"hostname"`
 	OS        string `json:"os"`
 	Arch      string `json:"arch"`
 	CPUs      int    `json:"cpus"`
 	GoVersion string `json:"go_version"`
+	Version   string `json:"ycsbctl_version,omitempty"`
+	// Command is the command as typed (a suite's for its steps), secrets
+	// redacted.
+	Command  []string          `json:"command,omitempty"`
+	Hosts    []environ.Host    `json:"hosts,omitempty"`
+	Database *environ.Database `json:"database,omitempty"`
+}
+
+// SuiteStep is a suite step's place and configuration.
+type SuiteStep struct {
+	Suite    string `json:"suite"`
+	Database string `json:"database"`
+	// Step is "NN-name"; Sweep its swept values in order.
+	Step  string       `json:"step"`
+	Sweep []SweepValue `json:"sweep,omitempty"`
+	// Fingerprint is a hash of Definition and of the run's properties
+	// (Config.Properties, less the ones that only say where output goes):
+	// --resume reuses the bundle only when the planned step has the same.
+	Fingerprint string `json:"fingerprint"`
+	// Definition is what besides the properties the fingerprint covers:
+	// ycsbctl's version, the adapter, the agents, the step's kind and
+	// workload and how it is run.
+	Definition map[string]string `json:"definition"`
+}
+
+// SweepValue is one swept key's value.
+type SweepValue struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
 }
 
 // Agent is one agent in run.json. Times are on the coordinator's clock;
@@ -276,6 +313,16 @@ func redacted(r *Run) *Run {
 	safe.Config.CommandLine = redact.Args(r.Config.CommandLine)
 	safe.Error = redact.Text(r.Error)
 	safe.ExitReason = redact.Text(r.ExitReason)
+	if e := r.Environment; e != nil {
+		env := *e
+		env.Command = redact.Args(e.Command)
+		if e.Database != nil {
+			db := *e.Database
+			db.Error = redact.Text(db.Error)
+			env.Database = &db
+		}
+		safe.Environment = &env
+	}
 	if r.Agents != nil {
 		safe.Agents = make([]Agent, len(r.Agents))
 		for i, a := range r.Agents {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ycsbctl/ycsbctl/internal/environ"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
 	"github.com/ycsbctl/ycsbctl/internal/spool"
@@ -129,6 +130,11 @@ type Ending struct {
 	LateRecords  int
 	// Agents holds each agent's end, by index.
 	Agents []AgentEnding
+	// Hosts and Database are the environment the source learned after
+	// the record started (agents describe their hosts when they attach,
+	// agent 0 the database once prepared); nil keeps the metadata's.
+	Hosts    []environ.Host
+	Database *environ.Database
 }
 
 // AgentEnding is how one agent ended.

@@ -185,13 +185,7 @@ func newCoordinatorCmd(gs *GlobalState) *cobra.Command {
 
 func newCoordinatorPhaseCmd(gs *GlobalState, phase run.Phase) *cobra.Command {
 	f := &ycsbFlags{}
-	var (
-		agents       []string
-		onLoss       string
-		maxOffset    time.Duration
-		agentTimeout time.Duration
-		sec          securityFlags
-	)
+	var dist distributedFlags
 	cmd := &cobra.Command{
 		Use:   phase.String() + " [db] --agents HOST:PORT,HOST:PORT,... [-P workload]... [-p k=v]... [-threads N] [-target OPS] [-s] [--results DIR]",
 		Short: "Distributed " + phase.String() + " phase: split the work across agents, start them together, merge their results",
@@ -210,47 +204,73 @@ bundle (--results DIR).`,
 			if err != nil {
 				return err
 			}
-			tlsFiles, token, err := sec.resolve(gs)
+			cfg, err := dist.config(gs, nil, true)
 			if err != nil {
 				return err
 			}
-			for _, d := range []struct {
-				flag           string
-				v, least, most time.Duration
-				why            string
-			}{
-				{"--agent-timeout", agentTimeout, coordinator.MinAgentTimeout, coordinator.MaxAgentTimeout, "agents send a heartbeat every second"},
-				{"--max-clock-offset", abs(maxOffset), 0, coordinator.MaxMaxClockOffset, "negative disables the check"},
-			} {
-				if err := checkDuration(d.flag, d.v, d.least, d.most, d.why); err != nil {
-					return err
-				}
-			}
-			s := newSession(gs, sp)
-			for _, w := range sp.Warnings {
-				s.Logf("%s", w)
-			}
-			c, err := coordinator.New(coordinator.Config{
-				Spec: sp, Agents: splitAgents(agents), OnAgentLoss: onLoss, TLS: tlsFiles, Token: token,
-				Logf: s.Logf, Clock: gs.Clock, MaxClockOffset: maxOffset, AgentTimeout: agentTimeout,
-			})
-			if err != nil {
-				return err
-			}
-			if err := s.Open(); err != nil {
-				return err
-			}
-			return s.Run(gs.Ctx, c)
+			return runSpec(gs, sp, cfg, sessionExtras{})
 		},
 	}
 	f.register(cmd, coordinatorSettingFlags...)
-	fl := cmd.Flags()
-	fl.StringSliceVar(&agents, "agents", nil, "agent addresses in order, host:port, comma separated (port defaults to 7420)")
-	fl.StringVar(&onLoss, "on-agent-loss", coordinator.LossAbort, "when an agent is lost: abort (stop everything, exit 3) or continue (results marked partial)")
-	fl.DurationVar(&maxOffset, "max-clock-offset", coordinator.DefaultMaxClockOffset, "refuse agents whose clock differs more than this (negative disables)")
-	fl.DurationVar(&agentTimeout, "agent-timeout", coordinator.DefaultAgentTimeout, "declare an agent lost after this much silence")
-	sec.register(cmd)
+	dist.register(cmd)
 	return cmd
+}
+
+// distributedFlags are how a coordinator reaches and judges its agents:
+// the agent list, mutual TLS and the token, the agent-loss policy and the
+// clock and silence limits. `coordinator load|run` and `suite` take the
+// same flags from this one definition.
+type distributedFlags struct {
+	agents       []string
+	onLoss       string
+	maxOffset    time.Duration
+	agentTimeout time.Duration
+	sec          securityFlags
+}
+
+func (d *distributedFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringSliceVar(&d.agents, "agents", nil, "agent addresses in order, host:port, comma separated (port defaults to 7420)")
+	fl.StringVar(&d.onLoss, "on-agent-loss", coordinator.LossAbort, "when an agent is lost: abort (stop everything, exit 3) or continue (results marked partial)")
+	fl.DurationVar(&d.maxOffset, "max-clock-offset", coordinator.DefaultMaxClockOffset, "refuse agents whose clock differs more than this (negative disables)")
+	fl.DurationVar(&d.agentTimeout, "agent-timeout", coordinator.DefaultAgentTimeout, "declare an agent lost after this much silence")
+	d.sec.register(cmd)
+}
+
+// config is the coordinator configuration every distributed run of the
+// command shares (the spec and the log are each run's own): the agents
+// given with --agents, else fallback (a suite file's agents). Without
+// agents it is nil (TLS or a token are then an error) unless required,
+// when the coordinator refuses the empty list itself.
+func (d *distributedFlags) config(gs *GlobalState, fallback []string, required bool) (*coordinator.Config, error) {
+	agents := splitAgents(d.agents)
+	if len(agents) == 0 {
+		agents = fallback
+	}
+	tlsFiles, token, err := d.sec.resolve(gs)
+	if err != nil {
+		return nil, err
+	}
+	if len(agents) == 0 && !required {
+		if tlsFiles != nil || token != "" {
+			return nil, invalid(errors.New("flags --tls-cert/--tls-key/--tls-ca and --token-file secure the connections to agents: expected --agents too"))
+		}
+		return nil, nil
+	}
+	for _, c := range []struct {
+		flag           string
+		v, least, most time.Duration
+		why            string
+	}{
+		{"--agent-timeout", d.agentTimeout, coordinator.MinAgentTimeout, coordinator.MaxAgentTimeout, "agents send a heartbeat every second"},
+		{"--max-clock-offset", abs(d.maxOffset), 0, coordinator.MaxMaxClockOffset, "negative disables the check"},
+	} {
+		if err := checkDuration(c.flag, c.v, c.least, c.most, c.why); err != nil {
+			return nil, err
+		}
+	}
+	return &coordinator.Config{Agents: agents, OnAgentLoss: d.onLoss, TLS: tlsFiles, Token: token, Clock: gs.Clock,
+		MaxClockOffset: d.maxOffset, AgentTimeout: d.agentTimeout}, nil
 }
 
 // checkDuration refuses a duration flag outside [least, most], naming the

@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ycsbctl/ycsbctl/coordinator"
+	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/run"
@@ -41,7 +43,7 @@ file. Output follows YCSB: status lines on stderr with -s, the final
 				// First, as the default database's notice is.
 				fmt.Fprintf(gs.Stderr, "Using %s\n", sp.Adapter.Where(sp.Props))
 			}
-			return runLocal(gs, sp)
+			return runSpec(gs, sp, nil, sessionExtras{})
 		},
 	}
 	f.register(cmd, runSettingFlags...)
@@ -69,19 +71,57 @@ func parseSpec(gs *GlobalState, cmd *cobra.Command, f *ycsbFlags, args []string,
 	return sp, nil
 }
 
+// sessionExtras are what a run started by another command (a suite
+// step) records beyond its own command line; the zero value is a run
+// started by its own command.
+type sessionExtras struct {
+	// commandLine is the run's equivalent command, without "ycsbctl";
+	// empty: the process' own arguments.
+	commandLine []string
+	workload    string
+	suite       *bundle.SuiteStep
+}
+
 // newSession builds the session that presents a run of sp.
-func newSession(gs *GlobalState, sp *spec.Spec) *session.Session {
+func newSession(gs *GlobalState, sp *spec.Spec, x sessionExtras) *session.Session {
+	invocation := append([]string{"ycsbctl"}, gs.Args...)
+	cmd, wl := invocation, workloadName(gs.Args)
+	if len(x.commandLine) > 0 {
+		cmd, wl = append([]string{"ycsbctl"}, x.commandLine...), x.workload
+	}
 	return session.New(session.Options{
-		Spec: sp, CommandLine: append([]string{"ycsbctl"}, gs.Args...),
+		Spec: sp, CommandLine: cmd, Invocation: invocation, Suite: x.suite,
 		Stdin: gs.Stdin, Stdout: gs.Stdout, Stderr: gs.Stderr, Clock: gs.Clock,
 		Terminal: gs.IsTerminal, Getenv: gs.Getenv, Notify: gs.SignalNotify, StopNotify: gs.SignalStop, OutputClosed: gs.OutputClosed,
-		Workload: workloadName(gs.Args), Banner: gs.Banner,
+		Workload: wl, Banner: gs.Banner,
 	})
 }
 
+// runSpec runs sp, a load or run phase: on this host, or over agents when
+// dist is set (its Spec and Logf are filled here). `ycsbctl load|run`,
+// `ycsbctl coordinator load|run` and every suite step run through it.
+func runSpec(gs *GlobalState, sp *spec.Spec, dist *coordinator.Config, x sessionExtras) error {
+	s := newSession(gs, sp, x)
+	if dist == nil {
+		return runLocal(gs, s, sp)
+	}
+	for _, w := range sp.Warnings {
+		s.Logf("%s", w)
+	}
+	cfg := *dist
+	cfg.Spec, cfg.Logf, cfg.Clock = sp, s.Logf, gs.Clock
+	c, err := coordinator.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := s.Open(); err != nil {
+		return err
+	}
+	return s.Run(gs.Ctx, c)
+}
+
 // runLocal runs one phase on this host.
-func runLocal(gs *GlobalState, sp *spec.Spec) error {
-	s := newSession(gs, sp)
+func runLocal(gs *GlobalState, s *session.Session, sp *spec.Spec) error {
 	s.Header()
 	if err := s.Open(); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
 func newSchemaCmd(gs *GlobalState, verb string) *cobra.Command {
@@ -29,30 +30,9 @@ func newSchemaCmd(gs *GlobalState, verb string) *cobra.Command {
 			if err != nil {
 				return invalid(err)
 			}
-			ctx, cancel := context.WithTimeout(gs.Ctx, 5*time.Minute)
-			defer cancel()
-			db, err := info.Driver.Open(ctx, p)
+			msg, err := applySchema(gs.Ctx, info, p, verb)
 			if err != nil {
 				return err
-			}
-			defer func() {
-				if c, ok := db.(adapters.Closer); ok {
-					_ = c.Close()
-				}
-			}()
-			sm, ok := db.(adapters.SchemaManager)
-			if !ok {
-				fmt.Fprintf(gs.Stdout, "%s has no schema to %s\n", info.Name, verb)
-				return nil
-			}
-			var msg string
-			if verb == "init" {
-				msg, err = sm.CreateSchema(ctx, p)
-			} else {
-				msg, err = sm.DropSchema(ctx, p)
-			}
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", info.Name, verb, err)
 			}
 			fmt.Fprintln(gs.Stdout, msg)
 			return nil
@@ -60,4 +40,35 @@ func newSchemaCmd(gs *GlobalState, verb string) *cobra.Command {
 	}
 	f.register(cmd)
 	return cmd
+}
+
+// applySchema opens the adapter and creates (verb "init") or drops
+// ("drop") the benchmark schema described by p; `ycsbctl init|drop` and
+// a suite's load steps both go through it.
+func applySchema(ctx context.Context, info *adapters.Info, p *properties.Properties, verb string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	db, err := info.Driver.Open(ctx, p)
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		if c, ok := db.(adapters.Closer); ok {
+			_ = c.Close()
+		}
+	}()
+	sm, ok := db.(adapters.SchemaManager)
+	if !ok {
+		return fmt.Sprintf("%s has no schema to %s", info.Name, verb), nil
+	}
+	var msg string
+	if verb == "init" {
+		msg, err = sm.CreateSchema(ctx, p)
+	} else {
+		msg, err = sm.DropSchema(ctx, p)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", info.Name, verb, err)
+	}
+	return msg, nil
 }

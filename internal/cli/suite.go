@@ -1,13 +1,12 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,11 +19,8 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/report"
-	"github.com/ycsbctl/ycsbctl/internal/run"
-	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/suite"
 	"github.com/ycsbctl/ycsbctl/internal/workbook"
-	"github.com/ycsbctl/ycsbctl/internal/workload"
 	"github.com/ycsbctl/ycsbctl/workloads"
 )
 
@@ -38,17 +34,19 @@ const (
 type suiteFlags struct {
 	results   string
 	overrides []string
-	agents    []string
 	dbs       []string
 	resume    bool
 	keepGoing bool
 	dryRun    bool
+	// dist reaches the agents of a distributed suite: the same flags as
+	// `coordinator load|run`.
+	dist distributedFlags
 }
 
 func newSuiteCmd(gs *GlobalState) *cobra.Command {
 	f := &suiteFlags{}
 	cmd := &cobra.Command{
-		Use:   "suite FILE|BUILTIN [--results DIR] [-p k=v]... [--db NAME,...] [--agents A,B,...] [--resume] [--keep-going] [--dry-run]",
+		Use:   "suite FILE|BUILTIN [--results DIR] [-p k=v]... [--db NAME,...] [--agents A,B,... [--tls-cert F --tls-key F --tls-ca F] [--token-file F]] [--resume] [--keep-going] [--dry-run]",
 		Short: "Run a whole comparison study from a suite file and write its workbook and comparison page",
 		Long: `Runs a campaign: for each database of the suite file, in order, each step
 (load, run, pause) with every value of its sweeps. Each load and run is an
@@ -60,10 +58,14 @@ and compare.html (per step across databases, with sweep charts).
 
 FILE is a YAML suite file or the name of a built-in suite (see 'ycsbctl
 suites'). -p beats every property of the file; --db replaces its
-databases; --agents runs every step distributed. Ctrl-C ends the current
-step gracefully and stops the suite; --resume with the same --results
-skips the steps whose bundle is complete. A failed step stops the suite
-unless --keep-going. The exit code is 0 only when every step passed.
+databases; --agents runs every step distributed, over mutual TLS with
+--tls-cert/--tls-key/--tls-ca and a token (--token-file or YCSBCTL_TOKEN)
+as 'coordinator load|run' take them. Ctrl-C ends the current step
+gracefully and stops the suite; --resume with the same --results skips the
+steps whose bundle is complete and was made with the same configuration,
+and refuses (exit 2, naming what differs) when a completed step's was
+another. A failed step stops the suite unless --keep-going. The exit code
+is 0 only when every step passed.
 
   ycsbctl suite comparison2014 --db cassandra,mongodb -p recordcount=100000 --dry-run
   ycsbctl suite my-study.yaml --results results/study1
@@ -76,11 +78,11 @@ unless --keep-going. The exit code is 0 only when every step passed.
 	fl := cmd.Flags()
 	fl.StringVar(&f.results, "results", "", "results directory (default results/<name>-<timestamp>)")
 	fl.StringArrayVarP(&f.overrides, "p", "p", nil, "property override key=value for every step (repeatable; beats the file)")
-	fl.StringSliceVar(&f.agents, "agents", nil, "run every step distributed over these agents (host:port, comma separated)")
 	fl.StringSliceVar(&f.dbs, "db", nil, "databases to run, replacing the file's list (adapter names, comma separated)")
-	fl.BoolVar(&f.resume, "resume", false, "continue an interrupted suite in --results DIR: skip steps whose bundle is complete")
+	fl.BoolVar(&f.resume, "resume", false, "continue an interrupted suite in --results DIR: skip steps whose bundle is complete and of the same configuration")
 	fl.BoolVar(&f.keepGoing, "keep-going", false, "record a failed step and run the rest")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the expanded plan (database × step × sweep value) with properties and estimates, run nothing")
+	f.dist.register(cmd)
 	cmd.AddCommand(newSuiteReportCmd(gs))
 	return cmd
 }
@@ -180,67 +182,6 @@ func errNoFile(err error) string {
 	return err.Error()
 }
 
-// checkPlan validates every measured item's effective properties the way
-// its run will, so a bad value stops the suite before anything runs.
-func checkPlan(gs *GlobalState, p *suite.Plan) error {
-	seen := map[string]bool{}
-	for _, it := range p.Items {
-		if it.Kind == suite.KindPause {
-			continue
-		}
-		props := properties.New()
-		text, _, err := readWorkload(gs, it.Workload)
-		if err != nil {
-			return invalid(fmt.Errorf("line %d: %w", it.Step.Line, err))
-		}
-		if err := props.Load(bytes.NewReader(text)); err != nil {
-			return invalid(fmt.Errorf("line %d: workload %s: %w", it.Step.Line, it.Workload, err))
-		}
-		for k, v := range it.Props {
-			props.Set(k, v)
-		}
-		ph := run.Run
-		if it.Kind == suite.KindLoad {
-			ph = run.Load
-		}
-		key := fmt.Sprintf("%s\x00%v", it.DB.DB, props.Map())
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		if _, err := spec.Parse(it.DB.DB, props, ph); err != nil {
-			return invalid(fmt.Errorf("step on line %d (%s, %s): %w", it.Step.Line, it.DB.Name, it.Name, err))
-		}
-	}
-	return nil
-}
-
-// adapterApplies reports whether a property meant for every database
-// applies to adapter: anything but a property that another adapter
-// declares and this one does not.
-func adapterApplies(adapter, key string) bool {
-	info, err := adapters.Lookup(adapter)
-	if err != nil {
-		return true
-	}
-	// The client's and the workload's properties apply everywhere, even
-	// when an adapter declares them too (fieldcount, batchsize).
-	common := append(append(spec.Known(), workload.Known()...), info.Properties...)
-	if _, ok := properties.FindKnown(common, key); ok {
-		return true
-	}
-	for _, n := range adapters.Names() {
-		other, err := adapters.Lookup(n)
-		if err != nil || other.Name == info.Name {
-			continue
-		}
-		if _, ok := properties.FindKnown(other.Properties, key); ok {
-			return false
-		}
-	}
-	return true
-}
-
 func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 	if f.resume && f.results == "" {
 		return invalid(errors.New("flag --resume: expected --results DIR, the directory of the suite to continue"))
@@ -257,48 +198,46 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 		}
 		overrides[k] = v
 	}
-	plan := suite.Expand(file, overrides, splitAgents(f.agents), suite.Hooks{
-		WorkloadProps: func(w string) map[string]string {
-			text, _, err := readWorkload(gs, w)
-			if err != nil {
-				return nil
-			}
-			p := properties.New()
-			if p.Load(bytes.NewReader(text)) != nil {
-				return nil
-			}
-			return p.Map()
-		},
-		Applies: adapterApplies,
-	})
-	if err := checkPlan(gs, plan); err != nil {
+	dist, err := f.dist.config(gs, file.Agents, false)
+	if err != nil {
 		return err
 	}
 	dir := f.results
 	if dir == "" {
 		dir = filepath.Join("results", file.Name+"-"+gs.Clock.Now().UTC().Format("20060102T150405Z"))
 	}
+	opts := suite.Options{Overrides: overrides, ResultsDir: dir, ReadWorkload: func(w string) ([]byte, error) {
+		text, _, err := readWorkload(gs, w)
+		return text, err
+	}}
+	if dist != nil {
+		opts.Agents = dist.Agents
+	}
+	plan, err := suite.Expand(file, opts)
+	if err != nil {
+		return invalid(err)
+	}
 	if f.dryRun {
-		return plan.Print(gs.Stdout, dir)
+		return plan.Print(gs.Stdout)
 	}
 	if !f.resume {
 		if _, err := os.Stat(filepath.Join(dir, suite.FileState)); err == nil {
 			return invalid(fmt.Errorf("flag --results %s: holds an earlier suite; use --resume to continue it or choose another directory", dir))
 		}
+	} else if err := plan.CheckResume(); err != nil {
+		return invalid(err)
 	}
 	stderr := &lockedWriter{w: gs.Stderr}
-	r := &suite.Runner{Plan: plan, Dir: dir, Clock: gs.Clock, Resume: f.resume, KeepGoing: f.keepGoing, Log: stderr}
-	r.Exec = &inProcessExecutor{gs: gs, out: stderr, dir: dir}
+	exec := &suiteExecutor{gs: gs, plan: plan, dist: dist, out: stderr}
 	if entries, err := os.ReadDir(filepath.Join(dir, "logs")); err == nil {
 		// A resumed suite numbers its logs after the earlier ones.
-		r.Exec.(*inProcessExecutor).n = len(entries)
+		exec.n = len(entries)
 	}
+	r := &suite.Runner{Plan: plan, Exec: exec, Clock: gs.Clock, Resume: f.resume, KeepGoing: f.keepGoing, Log: stderr}
 	// Progress is printed as a line before each step, and on a terminal
 	// it heads each step's live view.
-	exec := r.Exec.(*inProcessExecutor)
 	r.Progress = func(p suite.Progress) {
 		_, _ = fmt.Fprintln(stderr, p.Line())
-		// On a terminal the step's live view shows it above its own.
 		exec.banner = p.Line()
 	}
 	// The first Ctrl-C reaches the running step too (it stops
@@ -324,7 +263,11 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 			}
 		}
 	}()
-	fmt.Fprintf(stderr, "suite %s: %s, results in %s\n", file.Name, plural.Count(len(plan.Items), "item"), dir)
+	where := "on this host"
+	if dist != nil {
+		where = "over " + plural.Count(len(dist.Agents), "agent")
+	}
+	fmt.Fprintf(stderr, "suite %s: %s %s, results in %s\n", file.Name, plural.Count(len(plan.Items), "item"), where, dir)
 	st, code := r.Run(gs.Ctx)
 	printSuiteSummary(gs.Stdout, st)
 	if err := writeSuiteReports(gs, dir); err != nil {
@@ -353,7 +296,11 @@ func printSuiteSummary(w io.Writer, st *suite.State) {
 		if s.Dir != "" {
 			name = filepath.Base(s.Dir)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", s.Database, name, s.Kind, s.Status, s.ExitCode)
+		exit := "-"
+		if c, ok := s.Exit(); ok {
+			exit = strconv.Itoa(c)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Database, name, s.Kind, s.Status, exit)
 	}
 	_ = tw.Flush()
 	for _, sc := range st.Scans {
@@ -393,78 +340,6 @@ func writeSuiteReports(gs *GlobalState, dir string) error {
 	}
 	fmt.Fprintf(gs.Stderr, "Suite summary: %s, %s, %s\n", filepath.Join(dir, SuiteWorkbook), filepath.Join(dir, SuiteCSV), filepath.Join(dir, SuiteCompare))
 	return nil
-}
-
-// inProcessExecutor runs a step's command line through Execute, with the
-// suite's context, clock and signals, its output teed to the suite's
-// stderr and to a log file next to the step's bundle.
-type inProcessExecutor struct {
-	gs  *GlobalState
-	out io.Writer
-	dir string
-	n   int
-	// banner is the suite's progress line for the next step.
-	banner string
-}
-
-func (e *inProcessExecutor) Execute(ctx context.Context, args []string) int {
-	e.n++
-	logPath := filepath.Join(e.dir, "logs", fmt.Sprintf("%03d-%s.log", e.n, logName(args)))
-	out := e.out
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err == nil {
-		if lf, err := os.Create(logPath); err == nil {
-			// The log is a convenience copy of what went to stderr.
-			defer func() { _ = lf.Close() }()
-			out = &lockedWriter{w: io.MultiWriter(e.out, lf)}
-		}
-	}
-	child := *e.gs
-	child.Ctx = ctx
-	child.Args = args
-	child.Banner = e.banner
-	if e.gs.IsTerminal {
-		// On a terminal each step gets the live view, headed by the
-		// suite's progress: it owns the terminal's streams while it
-		// runs (q stops the step), and its notices are replayed there.
-		// The step's log then holds its command line; its results are
-		// in its bundle.
-		child.Args = withoutArg(args, "--no-tui")
-		_, _ = fmt.Fprintf(out, "ycsbctl %s (live view on the terminal; results in the step's bundle)\n", strings.Join(child.Args, " "))
-		return Execute(&child)
-	}
-	child.Stdout = out
-	child.Stderr = out
-	child.Stdin = strings.NewReader("")
-	child.IsTerminal = false
-	return Execute(&child)
-}
-
-func withoutArg(args []string, drop string) []string {
-	out := make([]string, 0, len(args))
-	for _, a := range args {
-		if a != drop {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// logName is "run-embedded-01-load" style: verb, database and step.
-func logName(args []string) string {
-	parts := []string{}
-	i := 0
-	if len(args) > 0 && args[0] == "coordinator" {
-		i = 1
-	}
-	if len(args) > i+1 {
-		parts = append(parts, args[i], args[i+1])
-	}
-	for j := 0; j+1 < len(args); j++ {
-		if args[j] == "--results" {
-			parts = append(parts, filepath.Base(args[j+1]))
-		}
-	}
-	return strings.NewReplacer("/", "_", " ", "_").Replace(strings.Join(parts, "-"))
 }
 
 // lockedWriter serialises writes from a step's goroutines and the

@@ -270,7 +270,7 @@ steps:
   - run: workloadc
     operations: 500
   - run: workloada
-    duration: 20s
+    duration: 5s
   - run: workloadc
     operations: 500
 `)
@@ -316,11 +316,21 @@ steps:
 	}
 	logsBefore, _ := os.ReadDir(filepath.Join(res, "logs"))
 
-	// Resume: a shorter step 3 (-p beats the file) so the test is quick.
+	// Resuming with another configuration is refused before anything
+	// runs, naming the steps and the property (issue 19: a changed -p
+	// once reused the old bundles and a sweep mixed two configurations).
 	r = execute(t, "", "suite", file, "--results", res, "--resume", "-p", "maxexecutiontime=1")
+	require.Equal(t, 2, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `basic/01-load-workloada: property maxexecutiontime: unset → "1"`)
+	assert.Contains(t, r.stderr, "basic/02-run-workloadc")
+	logsRefused, _ := os.ReadDir(filepath.Join(res, "logs"))
+	assert.Equal(t, len(logsBefore), len(logsRefused), "nothing ran")
+
+	// The same configuration resumes.
+	r = execute(t, "", "suite", file, "--results", res, "--resume")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, 2, strings.Count(r.stderr, "already complete, skipped"), r.stderr)
-	assert.NotContains(t, r.stderr, "ycsbctl drop basic", "the load was complete: no reload")
+	assert.NotContains(t, r.stderr, "drop and create the schema", "the load was complete: no reload")
 	for d, id := range ids {
 		b, err := bundle.Read(filepath.Join(res, "basic", d))
 		require.NoError(t, err)

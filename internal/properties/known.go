@@ -16,6 +16,10 @@ type Known struct {
 	// Prefix marks a family of properties: every key that starts with Name
 	// belongs to it (e.g. "mongodb.option.").
 	Prefix bool
+	// Schema marks a property that `ycsbctl init` applies when it creates
+	// the schema: changing it means nothing until the schema is recreated
+	// (a suite sweeping it drops, creates and reloads for each value).
+	Schema bool
 }
 
 // Matches reports whether key is this property (or one of its family).

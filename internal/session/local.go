@@ -8,9 +8,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/engine"
+	"github.com/ycsbctl/ycsbctl/internal/environ"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/procstat"
@@ -39,6 +41,9 @@ type Local struct {
 	cpu0    float64
 	res     *engine.Result
 	aborted atomic.Pointer[string]
+	// db is the database as the adapter described it (runs that record
+	// a bundle).
+	db *environ.Database
 }
 
 // forward lets the engine, whose sink is fixed when it is prepared, feed
@@ -73,6 +78,12 @@ func NewLocal(ctx context.Context, sp *spec.Spec, clk clock.Clock, logf func(str
 		return nil, err
 	}
 	l.prep = prep
+	if sp.Output.ResultsDir != "" {
+		// Read before the load starts, so that it never competes with it.
+		d := adapters.Describe(ctx, sp.Adapter.Name, prep.DB)
+		d.DescribedBy = run.LocalAgent
+		l.db = &d
+	}
 	return l, nil
 }
 
@@ -118,6 +129,9 @@ func (l *Local) Run(ctx context.Context, sink run.Sink, rec *bundle.Recorder) *r
 		rec.Meta.Agents = []bundle.Agent{{Index: 0, Address: run.LocalAgent, Hostname: l.host, Version: rec.Meta.Version,
 			Protocol: rec.Meta.Protocol, Threads: l.prep.Runner.Threads()}}
 		rec.Meta.Config.Agents = []string{run.LocalAgent}
+		if e := rec.Meta.Environment; e != nil {
+			e.Hosts, e.Database = []environ.Host{environ.LocalHost()}, l.db
+		}
 		if err := rec.Start(); err != nil {
 			return &run.Outcome{Total: measurement.NewInterval(0, 0, 0), Status: run.StatusAborted, NeverStarted: true,
 				Err: exitcode.Wrap(exitcode.Failure, fmt.Errorf("--results %s: %w", rec.Dir(), err))}

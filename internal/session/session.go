@@ -87,6 +87,12 @@ type Options struct {
 	Sinks []run.Sink
 	// Banner is shown above the live view (a suite's progress).
 	Banner string
+	// Invocation is the command as the operator typed it, recorded as the
+	// environment's command: a suite's for each of its steps (whose
+	// CommandLine is the step's equivalent command). Empty: CommandLine.
+	Invocation []string
+	// Suite places a suite step's run in its suite (nil outside suites).
+	Suite *bundle.SuiteStep
 }
 
 // Session is one run being presented.
@@ -395,6 +401,13 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	return v.err()
 }
 
+func (s *Session) invocation() []string {
+	if len(s.o.Invocation) > 0 {
+		return s.o.Invocation
+	}
+	return s.o.CommandLine
+}
+
 func (s *Session) workload() string {
 	if s.o.Workload != "" {
 		return s.o.Workload
@@ -455,7 +468,9 @@ func (s *Session) meta(info run.Info) *bundle.Run {
 		StartedAt: info.Started,
 		Config: bundle.Config{Properties: bundle.Redact(sp.Props.Map()), Agents: info.Agents, IntervalNs: int64(sp.CutInterval),
 			Exporter: sp.Output.Exporter, CommandLine: bundle.RedactArgs(s.o.CommandLine), Percentiles: sp.Percentiles},
-		Environment: &bundle.Environment{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()},
+		Environment: &bundle.Environment{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
+			Version: version.Version, Command: bundle.RedactArgs(s.invocation())},
+		Suite: s.o.Suite,
 	}
 }
 

@@ -278,6 +278,19 @@ const (
 
 // DefaultStopGrace is PropStopGrace's default.
 const DefaultStopGrace = 10 * time.Second
+// NotMeasured reports whether a property leaves what a complete run
+// measures unchanged: it only says where or how results are shown (the
+// bundle's directory and its overwrite, the live view, /metrics, status
+// lines, the summary's format and file, the HdrHistogram file log) or how
+// a stopped run ends. A suite's step fingerprint leaves these out.
+func NotMeasured(key string) bool {
+	switch key {
+	case PropResults, PropOverwrite, PropStopGrace, PropTUI, PropMetricsAddr, PropMetricsLinger, PropMetricsStartDelay, PropStatus, PropLabel,
+		PropExporter, PropExportFile, PropHdrFileOutput, PropHdrOutputPath, PropHistogramVerbose:
+		return true
+	}
+	return false
+}
 
 // Output is how a run presents its results.
 type Output struct {
@@ -573,4 +586,16 @@ func Prepare(ctx context.Context, s *Spec, clk clock.Clock, logf func(string, ..
 		raw.Start()
 	}
 	return &Prepared{Spec: s, Workload: wl, DB: db, Runner: r, Raw: raw}, nil
+}
+
+// With is the same run with some properties set to other values, parsed
+// anew (a suite's thread-scan try, or a step that takes its thread count
+// from a scan): the properties stay the one source of the settings, so
+// an agent configured from them runs exactly this spec.
+func (s *Spec) With(set map[string]string) (*Spec, error) {
+	p := s.Props.Clone()
+	for k, v := range set {
+		p.Set(k, v)
+	}
+	return Parse(s.DB, p, s.Phase)
 }

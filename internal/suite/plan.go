@@ -1,6 +1,8 @@
 package suite
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -8,6 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/spec"
+	"github.com/ycsbctl/ycsbctl/internal/workload"
+	"github.com/ycsbctl/ycsbctl/workloads"
 )
 
 // SweepValue is one swept key's value in one expanded step.
@@ -17,7 +26,7 @@ type SweepValue struct {
 }
 
 // Item is one concrete step of a plan: a database, a step of the file and
-// one value of each of its sweeps.
+// one value of each of its sweeps, with its run specification.
 type Item struct {
 	// Seq numbers the items from 1 in the order they run.
 	Seq int
@@ -31,15 +40,15 @@ type Item struct {
 	Sweep     []SweepValue
 	// Dir is the bundle directory relative to the results directory.
 	Dir string
-	// Workload is the -P argument.
+	// Workload is the workload file or built-in name (YCSB's -P).
 	Workload string
-	// Props are the effective properties passed with -p, threads and
-	// target excepted (they are flags).
-	Props       map[string]string
-	Threads     int
-	Target      float64
-	HasTarget   bool
-	RecordCount int64
+	// Props are the properties the suite sets on top of the workload
+	// file (the file's, the database's, the step's, the sweep values and
+	// the command line's -p): the equivalent command's -p.
+	Props map[string]string
+	// Spec is the run, parsed once from the workload file and Props; nil
+	// for a pause.
+	Spec *spec.Spec
 	// Schema: drop and create the schema before this (load) item.
 	Schema bool
 	// Pause is a pause item's sleep.
@@ -53,6 +62,11 @@ type Item struct {
 	ThreadScan *ThreadScan
 	// Measured is the item this warm-up item warms up for.
 	Measured *Item
+	// Definition and Fingerprint identify the item's configuration
+	// (fingerprint.go): a bundle is reused on resume only when it
+	// records the same fingerprint.
+	Definition  map[string]string
+	Fingerprint string
 }
 
 // Label is "db NN-name[-sweep]", how progress lines name the item.
@@ -62,6 +76,9 @@ func (it *Item) Label() string {
 	}
 	return it.DB.Name + " " + filepath.Base(it.Dir)
 }
+
+// StepName is "NN-name", what the values of a sweep share.
+func (it *Item) StepName() string { return fmt.Sprintf("%02d-%s", it.StepIndex, it.Name) }
 
 // SweepLabel is "threads=4, target=1000", or "" without sweeps.
 func (it *Item) SweepLabel() string {
@@ -80,83 +97,21 @@ type Plan struct {
 	// the file.
 	Overrides map[string]string
 	Agents    []string
-
-	workloadProps WorkloadProps
-	applies       func(adapter, key string) bool
+	// ResultsDir holds the step bundles (each spec's ycsbctl.results).
+	ResultsDir string
 }
 
-// common reports whether a property given for every database applies
-// to this one.
-func (p *Plan) common(it *Item, key string) bool {
-	return p.applies == nil || p.applies(it.DB.DB, key)
-}
-
-// prop is an item's effective value of k: its properties, else its
-// workload file's.
-func (p *Plan) prop(it *Item, k string) string {
-	if v, ok := it.Props[k]; ok {
-		return v
-	}
-	if p.workloadProps != nil {
-		return p.workloadProps(it.Workload)[k]
-	}
-	return ""
-}
-
-// WorkloadProps returns a workload file's properties (nil when unknown);
-// estimates use its operationcount and recordcount.
-type WorkloadProps func(workload string) map[string]string
-
-// Hooks tell the plan what the suite package cannot know by itself.
-type Hooks struct {
-	// WorkloadProps lets the plan estimate steps sized by their
-	// workload file.
-	WorkloadProps WorkloadProps
-	// Applies reports whether a property given for every database (the
-	// file's properties, -p) means something to an adapter; false leaves
-	// it out of that database's steps (another adapter's setting, such
-	// as embedded.dir for cassandra), rather than warn on every step.
-	Applies func(adapter, key string) bool
-}
-
-// Expand turns a file into a plan. overrides are the command line's -p
-// properties; agents, when non-empty, replace the file's.
-func Expand(f *File, overrides map[string]string, agents []string, hooks ...Hooks) *Plan {
-	if len(agents) == 0 {
-		agents = f.Agents
-	}
-	p := &Plan{File: f, Overrides: overrides, Agents: agents}
-	if len(hooks) > 0 {
-		p.workloadProps = hooks[0].WorkloadProps
-		p.applies = hooks[0].Applies
-	}
-	for di := range f.Databases {
-		db := f.Databases[di]
-		for i := 0; i < len(f.Steps); {
-			s := &f.Steps[i]
-			if s.Kind == KindLoad && len(s.RecordCount) > 1 {
-				// A record-count sweep reloads for each value, and the
-				// steps up to the next load run against each size.
-				j := i + 1
-				for j < len(f.Steps) && f.Steps[j].Kind != KindLoad {
-					j++
-				}
-				for _, rc := range s.RecordCount {
-					for k := i; k < j; k++ {
-						p.emit(db, k, rc)
-					}
-				}
-				i = j
-				continue
-			}
-			p.emit(db, i, 0)
-			i++
-		}
-	}
-	for i, it := range p.Items {
-		it.Seq = i + 1
-	}
-	return p
+// Options are what Expand needs beyond the file.
+type Options struct {
+	// Overrides are the command line's -p.
+	Overrides map[string]string
+	// Agents, when non-empty, replace the file's.
+	Agents []string
+	// ResultsDir is the suite's results directory.
+	ResultsDir string
+	// ReadWorkload reads a workload file or built-in workload; nil reads
+	// built-in workloads only.
+	ReadWorkload func(name string) ([]byte, error)
 }
 
 // DefaultStepName is a step's name when the file gives none.
@@ -171,196 +126,406 @@ func DefaultStepName(s *Step) string {
 	return string(s.Kind) + "-" + base
 }
 
-func (p *Plan) emit(db Database, stepIdx int, recordSweep int64) {
-	f := p.File
-	s := &f.Steps[stepIdx]
+// Expand turns a file into a plan: every item's properties are merged
+// and parsed into its run specification, so a bad value anywhere stops
+// the suite before anything runs (the error names the line and key).
+func Expand(f *File, o Options) (*Plan, error) {
+	agents := o.Agents
+	if len(agents) == 0 {
+		agents = f.Agents
+	}
+	p := &Plan{File: f, Overrides: o.Overrides, Agents: agents, ResultsDir: o.ResultsDir}
+	x := &expander{p: p, read: o.ReadWorkload, workloads: map[string][]byte{}}
+	if x.read == nil {
+		x.read = func(name string) ([]byte, error) {
+			if w, ok := workloads.Lookup(name); ok {
+				return []byte(w.Text), nil
+			}
+			return nil, fmt.Errorf("no built-in workload %q", name)
+		}
+	}
+	if err := x.checkPerDatabase(); err != nil {
+		return nil, err
+	}
+	for _, db := range f.Databases {
+		for i := 0; i < len(f.Steps); {
+			s := &f.Steps[i]
+			group, err := x.groupSweeps(db, s)
+			if err != nil {
+				return nil, err
+			}
+			if len(group) == 0 {
+				if err := x.emit(db, i, nil); err != nil {
+					return nil, err
+				}
+				i++
+				continue
+			}
+			// A load step's record count and schema options hold for
+			// the steps up to the next load; a list of them reloads and
+			// repeats those steps for each value.
+			j := i + 1
+			for j < len(f.Steps) && f.Steps[j].Kind != KindLoad {
+				j++
+			}
+			for _, fixed := range combinations(group) {
+				for k := i; k < j; k++ {
+					if err := x.emit(db, k, fixed); err != nil {
+						return nil, err
+					}
+				}
+			}
+			i = j
+		}
+	}
+	for i, it := range p.Items {
+		it.Seq = i + 1
+	}
+	return p, nil
+}
+
+type expander struct {
+	p         *Plan
+	read      func(string) ([]byte, error)
+	workloads map[string][]byte
+}
+
+func (x *expander) errAt(s *Step, line int, key, format string, a ...any) error {
+	if line == 0 {
+		line = s.Line
+	}
+	return &Error{File: x.p.File.Path, Line: line, Key: key, Msg: fmt.Sprintf(format, a...)}
+}
+
+// checkPerDatabase refuses per_database entries that name no database
+// of the file and no adapter.
+func (x *expander) checkPerDatabase() error {
+	for i := range x.p.File.Steps {
+		s := &x.p.File.Steps[i]
+		for _, pd := range s.PerDatabase {
+			known := false
+			for _, db := range x.p.File.Databases {
+				known = known || pd.Database == db.Name || pd.Database == db.DB
+			}
+			if _, err := adapters.Lookup(pd.Database); !known && err != nil {
+				return x.errAt(s, pd.Line, "per_database."+pd.Database, "names neither a database of this suite nor an adapter (see 'ycsbctl dbs')")
+			}
+		}
+	}
+	return nil
+}
+
+// groupSweeps are a load step's sweeps that change the data set or its
+// schema: record count, and the adapter's schema options.
+func (x *expander) groupSweeps(db Database, s *Step) ([]Sweep, error) {
+	if s.Kind != KindLoad {
+		return nil, nil
+	}
+	var out []Sweep
+	for _, sw := range s.Sweeps {
+		if sw.Property == PropRecordCount || IsSchemaProperty(db.DB, sw.Property) {
+			if s.KeepSchema && sw.Property != PropRecordCount && sw.Swept() {
+				return nil, x.errAt(s, sw.Line, sw.Key, "is a schema option of %s: sweeping it recreates the schema for each value, which schema: keep forbids", db.DB)
+			}
+			out = append(out, sw)
+		}
+	}
+	return out, nil
+}
+
+// IsSchemaProperty reports whether adapter applies key when it creates
+// the schema (`ycsbctl init`).
+func IsSchemaProperty(adapter, key string) bool {
+	info, err := adapters.Lookup(adapter)
+	if err != nil {
+		return false
+	}
+	k, ok := properties.FindKnown(info.Properties, key)
+	return ok && k.Schema
+}
+
+// applies reports whether a property given for every database (the
+// file's properties, -p) applies to adapter: anything but a property that
+// another adapter declares and this one does not, which is left out of
+// this database's steps rather than warned about on every step.
+func applies(adapter, key string) bool {
+	info, err := adapters.Lookup(adapter)
+	if err != nil {
+		return true
+	}
+	// The client's and the workload's properties apply everywhere, even
+	// when an adapter declares them too (fieldcount, batchsize).
+	common := append(append(spec.Known(), workload.Known()...), info.Properties...)
+	if _, ok := properties.FindKnown(common, key); ok {
+		return true
+	}
+	for _, n := range adapters.Names() {
+		other, err := adapters.Lookup(n)
+		if err != nil || other.Name == info.Name {
+			continue
+		}
+		if _, ok := properties.FindKnown(other.Properties, key); ok {
+			return false
+		}
+	}
+	return true
+}
+
+// sweptValue is one value of one sweep.
+type sweptValue struct {
+	sweep Sweep
+	value string
+}
+
+// combinations are every choice of one value per sweep, the last sweep
+// varying fastest.
+func combinations(sweeps []Sweep) [][]sweptValue {
+	out := [][]sweptValue{nil}
+	for _, sw := range sweeps {
+		var next [][]sweptValue
+		for _, c := range out {
+			for _, v := range sw.Values {
+				next = append(next, append(append([]sweptValue(nil), c...), sweptValue{sw, v}))
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// dirPart names a swept value in a bundle directory: threads4, target1000
+// and recordcount1000 as always, key=value for any other property.
+func dirPart(key, value string) string {
+	if _, ok := sweepKeys[key]; ok {
+		return key + value
+	}
+	safe := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
+			return r
+		}
+		return '_'
+	}, value)
+	return key + "=" + safe
+}
+
+// emit adds the items of step k for db, with fixed values from its load
+// step's group sweeps.
+func (x *expander) emit(db Database, k int, fixed []sweptValue) error {
+	f := x.p.File
+	s := &f.Steps[k]
 	name := s.Name
 	if name == "" {
 		name = DefaultStepName(s)
 	}
-	base := &Item{DB: db, StepIndex: stepIdx + 1, Step: s, Kind: s.Kind, Name: name}
+	base := Item{DB: db, StepIndex: k + 1, Step: s, Kind: s.Kind, Name: name}
 	if s.Kind == KindPause {
 		base.Pause, base.Estimate = s.Pause, s.Pause
-		p.Items = append(p.Items, base)
-		return
+		x.p.Items = append(x.p.Items, &base)
+		return nil
 	}
-	var rcSweep []SweepValue
-	if recordSweep > 0 {
-		rcSweep = []SweepValue{{Key: "recordcount", Value: strconv.FormatInt(recordSweep, 10)}}
-	}
-	threads := []int{0}
-	if len(s.Threads) > 0 {
-		threads = s.Threads
-	}
-	targets := []float64{-1}
-	if len(s.Target) > 0 {
-		targets = s.Target
-	}
-	for _, th := range threads {
-		for _, tg := range targets {
-			it := *base
-			it.Sweep = append([]SweepValue(nil), rcSweep...)
-			if len(s.Threads) > 1 {
-				it.Sweep = append(it.Sweep, SweepValue{Key: "threads", Value: strconv.Itoa(th)})
-			}
-			if len(s.Target) > 1 {
-				it.Sweep = append(it.Sweep, SweepValue{Key: "target", Value: fmtFloat(tg)})
-			}
-			it.Threads = th
-			if tg >= 0 {
-				it.Target, it.HasTarget = tg, true
-			}
-			p.finish(&it, recordSweep)
-			if s.WarmupWorkload != "" {
-				w := it
-				w.Kind = KindWarmup
-				w.Name = it.Name + "-warmup"
-				w.Dir = it.Dir + "-warmup"
-				w.Workload = f.ResolveWorkload(s.WarmupWorkload)
-				w.Schema = false
-				w.Props = copyMap(it.Props)
-				delete(w.Props, "warmuptime")
-				delete(w.Props, "warmupops")
-				delete(w.Props, "maxexecutiontime")
-				delete(w.Props, "operationcount")
-				if s.WarmupTime > 0 {
-					secs := int64(math.Ceil(s.WarmupTime.Seconds()))
-					w.Props["maxexecutiontime"] = strconv.FormatInt(secs, 10)
-					// Enough operations never to end before the time.
-					w.Props["operationcount"] = "0"
-					w.Estimate = time.Duration(secs) * time.Second
-				} else {
-					w.Props["operationcount"] = strconv.FormatInt(s.WarmupOps, 10)
-					w.Estimate = estimateOps(s.WarmupOps, it.Target)
-				}
-				for k, v := range p.Overrides {
-					if k != "maxexecutiontime" && k != "operationcount" && p.common(&it, k) {
-						w.Props[k] = v
-					}
-				}
-				mi := it
-				w.Measured = &mi
-				p.Items = append(p.Items, &w)
-				p.Items = append(p.Items, &mi)
-				continue
-			}
-			p.Items = append(p.Items, &it)
-		}
-	}
-}
-
-// finish fills an item's directory, properties and estimate.
-func (p *Plan) finish(it *Item, recordSweep int64) {
-	f := p.File
-	s := it.Step
-	dir := fmt.Sprintf("%02d-%s", it.StepIndex, it.Name)
-	for _, sv := range it.Sweep {
-		dir += "-" + sv.Key + sv.Value
-	}
-	if s.ThreadScan != nil {
-		dir += "-threads"
-	}
-	it.Dir = filepath.Join(it.DB.Name, dir)
-	it.Workload = f.ResolveWorkload(s.Workload)
-	it.Schema = s.Kind == KindLoad && !s.KeepSchema
-	it.ThreadScan = s.ThreadScan
-	props := map[string]string{}
+	layers := map[string]string{}
 	for _, pr := range f.Properties {
-		if p.common(it, pr.Key) {
-			props[pr.Key] = pr.Value
+		if applies(db.DB, pr.Key) {
+			layers[pr.Key] = pr.Value
 		}
 	}
-	for _, list := range [][]Prop{it.DB.Properties, s.Properties} {
-		for _, pr := range list {
-			props[pr.Key] = pr.Value
+	for _, pr := range db.Properties {
+		layers[pr.Key] = pr.Value
+	}
+	for _, pr := range s.Properties {
+		layers[pr.Key] = pr.Value
+	}
+	for _, pd := range s.PerDatabase {
+		if pd.Database == db.Name || (pd.Database == db.DB && !namesDatabase(f, pd.Database)) {
+			for _, pr := range pd.Properties {
+				layers[pr.Key] = pr.Value
+			}
 		}
-	}
-	if len(s.RecordCount) == 1 {
-		props["recordcount"] = strconv.FormatInt(s.RecordCount[0], 10)
-	}
-	if recordSweep > 0 {
-		props["recordcount"] = strconv.FormatInt(recordSweep, 10)
 	}
 	if s.WarmupWorkload == "" {
 		if s.WarmupTime > 0 {
-			props["warmuptime"] = fmtFloat(s.WarmupTime.Seconds())
+			layers[spec.PropWarmupTime] = fmtFloat(s.WarmupTime.Seconds())
 		}
 		if s.WarmupOps > 0 {
-			props["warmupops"] = strconv.FormatInt(s.WarmupOps, 10)
+			layers[spec.PropWarmupOps] = strconv.FormatInt(s.WarmupOps, 10)
 		}
 	}
 	if s.Duration > 0 {
-		props["maxexecutiontime"] = strconv.FormatInt(int64(s.Duration/time.Second), 10)
+		layers[spec.PropMaxExecution] = strconv.FormatInt(int64(s.Duration/time.Second), 10)
 		if s.Operations == 0 {
 			// The time bounds the run, not the workload file's count.
-			props["operationcount"] = "0"
+			layers[workload.PropOperationCount] = "0"
 		}
 	}
 	if s.Operations > 0 {
-		props["operationcount"] = strconv.FormatInt(s.Operations, 10)
+		layers[workload.PropOperationCount] = strconv.FormatInt(s.Operations, 10)
 	}
-	for k, v := range p.Overrides {
-		if p.common(it, k) {
-			props[k] = v
+	var own []Sweep
+	for _, sw := range s.Sweeps {
+		if IsSchemaProperty(db.DB, sw.Property) && sw.Swept() && s.Kind != KindLoad {
+			return x.errAt(s, sw.Line, sw.Key, "is a schema option of %s (applied when the schema is created): sweep it on the load step, which recreates the schema and reloads for each value; the steps up to the next load then run once per value", db.DB)
+		}
+		if !fixedHas(fixed, sw.Property) {
+			own = append(own, sw)
 		}
 	}
-	// threads and target travel as flags; -p on the command line still
-	// wins over a step's value.
-	if v, ok := p.Overrides["threadcount"]; ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			it.Threads = n
+	for _, combo := range combinations(own) {
+		it := base
+		props := copyMap(layers)
+		for _, sv := range append(append([]sweptValue(nil), fixed...), combo...) {
+			props[sv.sweep.Property] = sv.value
+			if sv.sweep.Swept() {
+				it.Sweep = append(it.Sweep, SweepValue{Key: sv.sweep.Key, Value: sv.value})
+			}
 		}
-	}
-	if v, ok := p.Overrides["target"]; ok {
-		if x, err := strconv.ParseFloat(v, 64); err == nil {
-			it.Target, it.HasTarget = x, true
+		for k, v := range x.p.Overrides {
+			if applies(db.DB, k) {
+				props[k] = v
+			}
 		}
+		dir := it.StepName()
+		for _, sv := range it.Sweep {
+			dir += "-" + dirPart(sv.Key, sv.Value)
+		}
+		if s.ThreadScan != nil {
+			dir += "-threads"
+		}
+		it.Dir = filepath.Join(db.Name, dir)
+		it.Workload = f.ResolveWorkload(s.Workload)
+		it.Schema = s.Kind == KindLoad && !s.KeepSchema
+		it.ThreadScan = s.ThreadScan
+		it.Props = props
+		if err := x.finish(&it); err != nil {
+			return err
+		}
+		if s.WarmupWorkload != "" {
+			w, err := x.warmup(&it)
+			if err != nil {
+				return err
+			}
+			x.p.Items = append(x.p.Items, w)
+		}
+		x.p.Items = append(x.p.Items, &it)
 	}
-	if it.Threads > 0 || it.ThreadScan != nil || s.ThreadsFromScan {
-		delete(props, "threadcount")
-	}
-	if it.HasTarget {
-		delete(props, "target")
-	}
-	it.Props = props
-	if rc, err := strconv.ParseInt(p.prop(it, "recordcount"), 10, 64); err == nil {
-		it.RecordCount = rc
-	}
-	it.Estimate = p.estimate(it)
+	return nil
 }
 
-func (p *Plan) estimate(it *Item) time.Duration {
+func namesDatabase(f *File, name string) bool {
+	for _, db := range f.Databases {
+		if db.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func fixedHas(fixed []sweptValue, prop string) bool {
+	for _, sv := range fixed {
+		if sv.sweep.Property == prop {
+			return true
+		}
+	}
+	return false
+}
+
+// warmup is the separate warm-up run of a step with warmup_workload: the
+// measured step's settings with the warm-up's mix and length.
+func (x *expander) warmup(it *Item) (*Item, error) {
 	s := it.Step
+	w := *it
+	w.Kind = KindWarmup
+	w.Name = it.Name + "-warmup"
+	w.Dir = it.Dir + "-warmup"
+	w.Workload = x.p.File.ResolveWorkload(s.WarmupWorkload)
+	w.Schema = false
+	w.Props = copyMap(it.Props)
+	for _, k := range []string{spec.PropWarmupTime, spec.PropWarmupOps, spec.PropMaxExecution, workload.PropOperationCount} {
+		delete(w.Props, k)
+	}
+	if s.WarmupTime > 0 {
+		secs := int64(math.Ceil(s.WarmupTime.Seconds()))
+		w.Props[spec.PropMaxExecution] = strconv.FormatInt(secs, 10)
+		// Enough operations never to end before the time.
+		w.Props[workload.PropOperationCount] = "0"
+	} else {
+		w.Props[workload.PropOperationCount] = strconv.FormatInt(s.WarmupOps, 10)
+	}
+	for k, v := range x.p.Overrides {
+		if k != spec.PropMaxExecution && k != workload.PropOperationCount && applies(it.DB.DB, k) {
+			w.Props[k] = v
+		}
+	}
+	w.Measured = it
+	if err := x.finish(&w); err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// finish parses the item's run specification (once) and derives its
+// estimate and fingerprint from it.
+func (x *expander) finish(it *Item) error {
+	s := it.Step
+	key := string(s.Kind)
+	if it.Kind == KindWarmup {
+		key = "warmup_workload"
+	}
+	text, ok := x.workloads[it.Workload]
+	if !ok {
+		var err error
+		if text, err = x.read(it.Workload); err != nil {
+			return x.errAt(s, 0, key, "%v", err)
+		}
+		x.workloads[it.Workload] = text
+	}
+	props := properties.New()
+	if err := props.Load(bytes.NewReader(text)); err != nil {
+		return x.errAt(s, 0, key, "workload %s: %v", it.Workload, err)
+	}
+	for k, v := range it.Props {
+		props.Set(k, v)
+	}
+	props.Set(spec.PropResults, filepath.Join(x.p.ResultsDir, it.Dir))
+	phase := run.Run
+	if it.Kind == KindLoad {
+		phase = run.Load
+	}
+	sp, err := spec.Parse(it.DB.DB, props, phase)
+	if err != nil {
+		line, k := s.Line, ""
+		var pe *properties.Error
+		if errors.As(err, &pe) {
+			if sw, ok := s.Sweep(pe.Property); ok {
+				line, k = sw.Line, sw.Key
+			}
+		}
+		return x.errAt(s, line, k, "step %s of %s: %v", it.Name, it.DB.Name, err)
+	}
+	it.Spec = sp
+	it.Estimate = estimate(it)
+	it.Definition = definition(x.p, it)
+	it.Fingerprint = Fingerprint(it.Definition, sp.Props.Map())
+	return nil
+}
+
+// estimate is how long the item should take, from its specification: the
+// warm-up, then the time limit or operations at the target rate.
+func estimate(it *Item) time.Duration {
+	sp := it.Spec
 	var d time.Duration
-	if s.WarmupTime > 0 && s.WarmupWorkload == "" {
-		d += s.WarmupTime
+	if sp.WarmupTime > 0 {
+		d += sp.WarmupTime
 	}
-	target := it.Target
-	if !it.HasTarget {
-		target, _ = strconv.ParseFloat(p.prop(it, "target"), 64)
-	}
+	ops := estimateOps(sp.OpCount, sp.Target)
 	switch {
-	case it.Kind == KindLoad:
-		n := it.RecordCount
-		if c, err := strconv.ParseInt(p.prop(it, "insertcount"), 10, 64); err == nil && c > 0 {
-			n = c
-		}
-		e := estimateOps(n, target)
-		if e == 0 {
-			return 0
-		}
-		d += e
-	case s.Duration > 0:
-		d += s.Duration
+	case sp.MaxExecution > 0 && (ops == 0 || ops > sp.MaxExecution):
+		d += sp.MaxExecution
+	case ops > 0:
+		d += ops
 	default:
-		ops, _ := strconv.ParseInt(p.prop(it, "operationcount"), 10, 64)
-		e := estimateOps(ops, target)
-		if e == 0 {
-			return 0
-		}
-		d += e
+		return 0
 	}
-	if it.ThreadScan != nil && d > 0 {
+	if it.ThreadScan != nil {
 		// Every try takes as long; the count of tries is unknown, so
 		// assume the doubling reaches eight threads.
 		d *= 4
@@ -385,13 +550,15 @@ func copyMap(m map[string]string) map[string]string {
 
 func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
-// Args is the ycsbctl command line of a load, run or warm-up item, its
-// bundle written under resultsDir; threads overrides the item's (thread
-// scans), 0 keeps it.
-func (p *Plan) Args(it *Item, resultsDir, dir string, threads int) []string {
-	phase := string(it.Kind)
-	if it.Kind == KindWarmup {
-		phase = "run"
+// CommandLine is the ycsbctl command (without "ycsbctl") that would run
+// the item as sp by hand: recorded with the step and shown by --dry-run.
+// sp is it.Spec, or its variant with another thread count (a thread-scan
+// try, a step sized by the scan). The suite itself hands the spec to a
+// run session; nothing parses this.
+func (p *Plan) CommandLine(it *Item, sp *spec.Spec) []string {
+	phase := "run"
+	if it.Kind == KindLoad {
+		phase = "load"
 	}
 	var args []string
 	if len(p.Agents) > 0 {
@@ -400,34 +567,14 @@ func (p *Plan) Args(it *Item, resultsDir, dir string, threads int) []string {
 		args = []string{phase, it.DB.DB}
 	}
 	args = append(args, "-P", it.Workload)
-	for _, k := range sortedKeys(it.Props) {
-		args = append(args, "-p", k+"="+it.Props[k])
+	props := copyMap(it.Props)
+	if sp != it.Spec {
+		props[PropThreads] = strconv.Itoa(sp.Threads)
 	}
-	if threads == 0 {
-		threads = it.Threads
+	for _, k := range sortedKeys(props) {
+		args = append(args, "-p", k+"="+props[k])
 	}
-	if threads > 0 {
-		args = append(args, "-threads", strconv.Itoa(threads))
-	}
-	if it.HasTarget {
-		args = append(args, "-target", fmtFloat(it.Target))
-	}
-	return append(args, "--results", filepath.Join(resultsDir, dir), "--no-tui")
-}
-
-// SchemaArgs are the drop and init command lines run before a load item.
-// They run from this host even in distributed suites: they only talk to
-// the database.
-func (p *Plan) SchemaArgs(it *Item) [][]string {
-	var out [][]string
-	for _, verb := range []string{"drop", "init"} {
-		args := []string{verb, it.DB.DB, "-P", it.Workload}
-		for _, k := range sortedKeys(it.Props) {
-			args = append(args, "-p", k+"="+it.Props[k])
-		}
-		out = append(out, args)
-	}
-	return out
+	return append(args, "--results", sp.Output.ResultsDir)
 }
 
 // Measured counts the items that write a bundle of their own.
@@ -478,8 +625,8 @@ func FormatDuration(d time.Duration) string {
 }
 
 // Print writes the expanded plan: one block per item with its effective
-// properties, estimated duration and command line.
-func (p *Plan) Print(w io.Writer, resultsDir string) error {
+// properties, estimated duration and equivalent command.
+func (p *Plan) Print(w io.Writer) error {
 	var b strings.Builder
 	// Writes to a strings.Builder cannot fail.
 	pr := func(format string, a ...any) { _, _ = fmt.Fprintf(&b, format, a...) }
@@ -495,9 +642,9 @@ func (p *Plan) Print(w io.Writer, resultsDir string) error {
 	}
 	pr("Estimated duration: %s\n", est)
 	if len(p.Agents) > 0 {
-		pr("Distributed over %d agent(s): %s\n", len(p.Agents), strings.Join(p.Agents, ", "))
+		pr("Distributed over %d agent(s): %s (threads are per agent)\n", len(p.Agents), strings.Join(p.Agents, ", "))
 	}
-	pr("Results: %s\n\n", resultsDir)
+	pr("Results: %s\n\n", p.ResultsDir)
 	for _, it := range p.Items {
 		head := fmt.Sprintf("[%d/%d] %s", it.Seq, len(p.Items), it.DB.Name)
 		switch it.Kind {
@@ -514,8 +661,7 @@ func (p *Plan) Print(w io.Writer, resultsDir string) error {
 			pr("  est. %s\n", FormatDuration(it.Estimate))
 		}
 		if it.Schema {
-			pr("      first: ycsbctl %s\n", strings.Join(p.SchemaArgs(it)[0][:2], " "))
-			pr("             ycsbctl %s\n", strings.Join(p.SchemaArgs(it)[1][:2], " "))
+			pr("      first: ycsbctl drop %s, then ycsbctl init %s (the schema, recreated)\n", it.DB.DB, it.DB.DB)
 		}
 		if ts := it.ThreadScan; ts != nil {
 			pr("      thread scan: threads 1, 2, 4, ... up to %d until throughput grows less than %s%%; reports the knee\n", ts.Max, fmtFloat(ts.MinGain*100))
@@ -526,14 +672,9 @@ func (p *Plan) Print(w io.Writer, resultsDir string) error {
 		}
 		if it.Step.ThreadsFromScan {
 			props = append(props, "threadcount=<the thread scan's knee>")
-		} else if it.Threads > 0 {
-			props = append(props, "threadcount="+strconv.Itoa(it.Threads))
-		}
-		if it.HasTarget {
-			props = append(props, "target="+fmtFloat(it.Target))
 		}
 		pr("      properties: %s\n", strings.Join(props, " "))
-		pr("      ycsbctl %s\n", strings.Join(p.Args(it, resultsDir, it.Dir, 0), " "))
+		pr("      ycsbctl %s\n", strings.Join(p.CommandLine(it, it.Spec), " "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,20 +15,23 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/plural"
+	"github.com/ycsbctl/ycsbctl/internal/spec"
 )
 
-// Executor runs one ycsbctl command line (load, run, drop, init, or their
-// coordinator forms) and returns its exit code. The CLI runs it
-// in-process, so a suite step is a run like any other.
+// Executor carries out a plan's items. The CLI hands each item's run
+// specification to a run session, as `ycsbctl load|run` or `ycsbctl
+// coordinator load|run` do with theirs, so a suite step is a run like any
+// other; nothing goes back through the command line.
 type Executor interface {
-	Execute(ctx context.Context, args []string) int
+	// Schema drops and creates the benchmark schema before a load item
+	// (it.Spec's adapter and properties), from this host even in a
+	// distributed suite: it only talks to the database.
+	Schema(ctx context.Context, it *Item) exitcode.Code
+	// Run runs sp, the run of item it (a load, run or warm-up; a
+	// thread-scan try's or scan-sized spec differs from it.Spec in its
+	// thread count), writing its bundle with step's record in it.
+	Run(ctx context.Context, it *Item, sp *spec.Spec, step *bundle.SuiteStep) exitcode.Code
 }
-
-// ExecutorFunc adapts a function to Executor.
-type ExecutorFunc func(ctx context.Context, args []string) int
-
-// Execute implements Executor.
-func (f ExecutorFunc) Execute(ctx context.Context, args []string) int { return f(ctx, args) }
 
 // Progress is where the suite stands; the runner reports it before and
 // after every item, for plain progress lines or a live view's header.
@@ -67,11 +69,9 @@ func (p Progress) Line() string {
 	return fmt.Sprintf("suite %s: step %d/%d %s %s (%s)", p.Suite, p.Index, p.Total, p.Database, p.Step, eta)
 }
 
-// Runner runs a plan.
+// Runner runs a plan; its bundles go to the plan's results directory.
 type Runner struct {
-	Plan *Plan
-	// Dir is the results directory.
-	Dir   string
+	Plan  *Plan
 	Exec  Executor
 	Clock clock.Clock
 	// Resume skips items whose bundle is complete.
@@ -95,9 +95,24 @@ type Runner struct {
 	failedBefore map[string]bool
 }
 
-// complete reports whether --resume may take a bundle as done.
-func (r *Runner) complete(dir string) bool {
-	return !r.failedBefore[dir] && BundleComplete(filepath.Join(r.Dir, dir))
+// complete reports whether --resume may take the bundle in dir as done:
+// complete, not recorded as failed, and made by the run step describes
+// (the same fingerprint).
+func (r *Runner) complete(dir string, step *bundle.SuiteStep) bool {
+	if r.failedBefore[dir] {
+		return false
+	}
+	b, ok := completeBundle(filepath.Join(r.Plan.ResultsDir, dir))
+	return ok && b.Suite != nil && b.Suite.Fingerprint == step.Fingerprint
+}
+
+// stepRecord is the bundle's suite record of item it run as sp.
+func (r *Runner) stepRecord(it *Item, sp *spec.Spec) *bundle.SuiteStep {
+	if it.Step.ThreadsFromScan {
+		// The planned step, whatever knee the scan found.
+		sp = it.Spec
+	}
+	return r.Plan.suiteStep(it, sp.Props.Map())
 }
 
 // Stop ends the suite after the current step (the step itself is stopped
@@ -145,40 +160,40 @@ func (r *Runner) Run(ctx context.Context) (*State, exitcode.Code) {
 	}
 	r.failedBefore = map[string]bool{}
 	if r.Resume {
-		if old, err := ReadState(r.Dir); err == nil {
-			if !old.Started.IsZero() {
-				st.Started = old.Started
-			}
-			// A step can fail after its bundle is written (too many
-			// database errors: exit 5 with a complete bundle); the
-			// suite's own record says it must run again.
-			for _, s := range old.Steps {
-				if s.Dir != "" && (s.Status == StatusFailed || s.Status == StatusIncomplete) {
-					r.failedBefore[s.Dir] = true
-				}
-			}
+		if old, err := ReadState(p.ResultsDir); err == nil && !old.Started.IsZero() {
+			st.Started = old.Started
 		}
+		r.failedBefore = failedBefore(p.ResultsDir)
 	}
 	r.state = st
 	for _, it := range p.Items {
 		ss := StepState{Seq: it.Seq, DB: it.DB.DB, Database: it.DB.Name, StepIndex: it.StepIndex, Step: it.Name, Kind: it.Kind,
-			Workload: it.Workload, Sweep: it.Sweep, Threads: it.Threads, RecordCount: it.RecordCount, Status: StatusPending}
+			Workload: it.Workload, Sweep: it.Sweep, Status: StatusPending, Fingerprint: it.Fingerprint}
+		if sp := it.Spec; sp != nil {
+			ss.RecordCount = sp.Workload.RecordCount
+			if ss.RecordCount == 1<<63-1 {
+				ss.RecordCount = 0 // unset: YCSB's unbounded
+			}
+			if !it.Step.ThreadsFromScan && it.ThreadScan == nil {
+				ss.Threads = sp.Threads
+			}
+			if sp.Target > 0 {
+				t := sp.Target
+				ss.Target = &t
+			}
+		}
 		if it.Kind != KindPause && it.ThreadScan == nil {
 			// A thread scan's tries get bundles of their own.
 			ss.Dir = it.Dir
 		}
-		if it.HasTarget {
-			t := it.Target
-			ss.Target = &t
-		}
 		st.Steps = append(st.Steps, ss)
 	}
-	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
-		r.logf("suite %s: cannot create %s: %v\n", p.File.Name, r.Dir, err)
+	if err := os.MkdirAll(p.ResultsDir, 0o755); err != nil {
+		r.logf("suite %s: cannot create %s: %v\n", p.File.Name, p.ResultsDir, err)
 		return st, exitcode.Failure
 	}
 	if len(p.File.Source) > 0 {
-		_ = os.WriteFile(filepath.Join(r.Dir, FileSource), p.File.Source, 0o644)
+		_ = os.WriteFile(filepath.Join(p.ResultsDir, FileSource), p.File.Source, 0o644)
 	}
 	r.save()
 
@@ -217,7 +232,7 @@ func (r *Runner) logf(format string, a ...any) {
 
 func (r *Runner) save() {
 	r.state.Updated = r.Clock.Now()
-	if err := WriteState(r.Dir, r.state); err != nil {
+	if err := WriteState(r.Plan.ResultsDir, r.state); err != nil {
 		r.logf("suite %s: writing %s: %v\n", r.Plan.File.Name, FileState, err)
 	}
 }
@@ -234,11 +249,11 @@ func (r *Runner) skippable(i int, it *Item) bool {
 		if it.ThreadScan != nil {
 			return false // each try is checked on its own
 		}
-		return r.complete(it.Dir)
+		return r.complete(it.Dir, r.stepRecord(it, it.Spec))
 	}
 	for _, next := range r.Plan.Items[i+1:] {
 		if next.Kind == KindLoad || next.Kind == KindRun {
-			return next.ThreadScan == nil && next.DB.Name == it.DB.Name && r.complete(next.Dir)
+			return next.ThreadScan == nil && next.DB.Name == it.DB.Name && r.complete(next.Dir, r.stepRecord(next, next.Spec))
 		}
 	}
 	return false
@@ -248,8 +263,15 @@ func (r *Runner) runItem(ctx context.Context, i int, it *Item) exitcode.Code {
 	ss := &r.state.Steps[i]
 	if r.skippable(i, it) {
 		ss.Status = StatusResumed
-		if b, err := bundle.Read(filepath.Join(r.Dir, it.Dir)); err == nil {
-			ss.Started, ss.Ended, ss.ExitCode = b.Run.StartedAt, b.Run.EndedAt, b.Run.ExitCode
+		if it.Kind == KindLoad || it.Kind == KindRun {
+			if b, err := bundle.Read(filepath.Join(r.Plan.ResultsDir, it.Dir)); err == nil {
+				ss.Started, ss.Ended = b.Run.StartedAt, b.Run.EndedAt
+				ss.setExit(b.Run.ExitCode)
+			}
+		} else {
+			// A pause or warm-up before a complete step: not run again,
+			// and no exit code of its own to show.
+			ss.Status = StatusSkipped
 		}
 		r.report(i, it, "skip", ss.Status)
 		r.save()
@@ -270,16 +292,13 @@ func (r *Runner) runItem(ctx context.Context, i int, it *Item) exitcode.Code {
 	// The thread scan appends its tries to Steps: take the pointer anew.
 	ss = &r.state.Steps[i]
 	ss.Ended = r.Clock.Now()
-	ss.ExitCode = int(code)
+	ss.setExit(int(code))
 	switch {
 	case code == exitcode.OK:
 		ss.Status = StatusPassed
 		r.durKind[it.Kind] = append(r.durKind[it.Kind], ss.Ended.Sub(start))
 	case code.ByOperator() || r.isStopped():
 		ss.Status = StatusIncomplete
-		if code == exitcode.OK {
-			ss.ExitCode = int(exitcode.Aborted)
-		}
 	default:
 		ss.Status = StatusFailed
 	}
@@ -290,19 +309,18 @@ func (r *Runner) runItem(ctx context.Context, i int, it *Item) exitcode.Code {
 
 func (r *Runner) execute(ctx context.Context, it *Item, ss *StepState) exitcode.Code {
 	if it.Schema {
-		for _, args := range r.Plan.SchemaArgs(it) {
-			r.logf("suite %s: %s: ycsbctl %s\n", r.Plan.File.Name, it.Label(), strings.Join(args[:2], " "))
-			if c := exitcode.Code(r.Exec.Execute(ctx, args)); c != exitcode.OK {
-				r.logf("suite %s: %s: %s %s failed (exit %d)\n", r.Plan.File.Name, it.Label(), args[0], it.DB.DB, c)
-				return c
-			}
-			if r.isStopped() {
-				return exitcode.Aborted
-			}
+		r.logf("suite %s: %s: drop and create the schema\n", r.Plan.File.Name, it.Label())
+		if c := r.Exec.Schema(ctx, it); c != exitcode.OK {
+			r.logf("suite %s: %s: recreating the schema of %s failed (exit %d)\n", r.Plan.File.Name, it.Label(), it.DB.DB, c)
+			return c
+		}
+		if r.isStopped() {
+			return exitcode.Aborted
 		}
 	}
-	threads := 0
+	sp := it.Spec
 	if it.Step.ThreadsFromScan {
+		threads := 0
 		for _, sc := range r.state.Scans {
 			if sc.Database == it.DB.Name && sc.Knee > 0 {
 				threads = sc.Knee
@@ -312,15 +330,18 @@ func (r *Runner) execute(ctx context.Context, it *Item, ss *StepState) exitcode.
 			r.logf("suite %s: %s: threads: scan, but no thread scan found a knee for %s\n", r.Plan.File.Name, it.Label(), it.DB.Name)
 			return exitcode.Failure
 		}
+		var err error
+		if sp, err = it.Spec.With(map[string]string{PropThreads: strconv.Itoa(threads)}); err != nil {
+			r.logf("suite %s: %s: %v\n", r.Plan.File.Name, it.Label(), err)
+			return exitcode.InvalidConfig
+		}
 		ss.Threads = threads
 	}
-	dir := filepath.Join(r.Dir, it.Dir)
 	// A bundle left by an interrupted attempt would otherwise mix with
 	// this one's files.
-	_ = os.RemoveAll(dir)
-	args := r.Plan.Args(it, r.Dir, it.Dir, threads)
-	ss.Args = args
-	return exitcode.Code(r.Exec.Execute(ctx, args))
+	_ = os.RemoveAll(filepath.Join(r.Plan.ResultsDir, it.Dir))
+	ss.Args = r.Plan.CommandLine(it, sp)
+	return r.Exec.Run(ctx, it, sp, r.stepRecord(it, sp))
 }
 
 func (r *Runner) pause(ctx context.Context, d time.Duration) exitcode.Code {
@@ -351,16 +372,24 @@ func (r *Runner) threadScan(ctx context.Context, i int, it *Item) exitcode.Code 
 		try.Dir, try.Threads, try.ScanOf, try.Status = dir, threads, filepath.Base(it.Dir), StatusPending
 		try.Sweep = append(append([]SweepValue(nil), parent.Sweep...), SweepValue{Key: "threads", Value: strconv.Itoa(threads)})
 		try.Started = r.Clock.Now()
-		full := filepath.Join(r.Dir, dir)
-		if r.Resume && r.complete(dir) {
+		full := filepath.Join(r.Plan.ResultsDir, dir)
+		set := map[string]string{PropThreads: strconv.Itoa(threads), spec.PropResults: full}
+		sp, err := it.Spec.With(set)
+		if err != nil {
+			scan.Reason = err.Error()
+			return exitcode.InvalidConfig
+		}
+		rec := r.Plan.suiteStep(it, sp.Props.Map())
+		try.Fingerprint = rec.Fingerprint
+		if r.Resume && r.complete(dir, rec) {
 			try.Status = StatusResumed
 		} else {
 			_ = os.RemoveAll(full)
-			args := r.Plan.Args(it, r.Dir, dir, threads)
-			try.Args = args
+			try.Args = r.Plan.CommandLine(it, sp)
 			r.logf("suite %s: %s: thread scan, %d thread(s)\n", r.Plan.File.Name, it.DB.Name, threads)
-			c := exitcode.Code(r.Exec.Execute(ctx, args))
-			try.ExitCode, try.Ended = int(c), r.Clock.Now()
+			c := r.Exec.Run(ctx, it, sp, rec)
+			try.Ended = r.Clock.Now()
+			try.setExit(int(c))
 			if c != exitcode.OK {
 				try.Status = StatusFailed
 				if c.ByOperator() || r.isStopped() {
@@ -371,6 +400,9 @@ func (r *Runner) threadScan(ctx context.Context, i int, it *Item) exitcode.Code 
 				return c
 			}
 			try.Status = StatusPassed
+		}
+		if try.Status == StatusResumed {
+			try.setExit(0)
 		}
 		r.state.Steps = append(r.state.Steps, try)
 		b, err := bundle.Read(full)

@@ -26,6 +26,9 @@ const (
 	StatusIncomplete = "incomplete"
 	// StatusResumed: complete from an earlier, interrupted invocation.
 	StatusResumed = "passed (earlier run)"
+	// StatusSkipped: a pause or warm-up not repeated on resume because
+	// the step it precedes is complete.
+	StatusSkipped = "skipped (step complete)"
 )
 
 // State is suite.json: the plan and every item's outcome, rewritten after
@@ -58,10 +61,14 @@ type StepState struct {
 	RecordCount int64        `json:"recordcount,omitempty"`
 	Dir         string       `json:"dir,omitempty"`
 	Status      string       `json:"status"`
-	ExitCode    int          `json:"exit_code"`
-	Started     time.Time    `json:"started,omitzero"`
-	Ended       time.Time    `json:"ended,omitzero"`
-	Args        []string     `json:"command_line,omitempty"`
+	// ExitCode is the step's exit code; absent while it has not run
+	// (pending), so that nothing reads a step that never ran as passed.
+	ExitCode *int `json:"exit_code,omitempty"`
+	// Fingerprint identifies the step's configuration (fingerprint.go).
+	Fingerprint string    `json:"fingerprint,omitempty"`
+	Started     time.Time `json:"started,omitzero"`
+	Ended       time.Time `json:"ended,omitzero"`
+	Args        []string  `json:"command_line,omitempty"`
 	// ScanOf names the thread-scan step this try belongs to.
 	ScanOf string `json:"thread_scan_of,omitempty"`
 }
@@ -104,9 +111,23 @@ func WriteState(dir string, s *State) error {
 	return outfile.Write(filepath.Join(dir, FileState), append(b, '\n'), 0o644)
 }
 
-// BundleComplete reports whether dir holds a bundle of a run that ended
-// normally: what --resume skips.
-func BundleComplete(dir string) bool {
+// Exit returns the step's exit code and whether it has one.
+func (s *StepState) Exit() (int, bool) {
+	if s.ExitCode == nil {
+		return 0, false
+	}
+	return *s.ExitCode, true
+}
+
+// setExit records the step's exit code.
+func (s *StepState) setExit(code int) { s.ExitCode = &code }
+
+// completeBundle reads dir's bundle when it holds a run that ended
+// normally: what --resume may reuse, if its fingerprint matches.
+func completeBundle(dir string) (*bundle.Run, bool) {
 	b, err := bundle.Read(dir)
-	return err == nil && b.Run.Status == run.StatusComplete && b.Run.ExitCode == 0
+	if err != nil || b.Run.Status != run.StatusComplete || b.Run.ExitCode != 0 {
+		return nil, false
+	}
+	return b.Run, true
 }

@@ -1,17 +1,18 @@
 // Package suite runs campaigns: a YAML file names databases and an ordered
-// list of load, run and pause steps (with sweeps over threads, target and
-// record count), the way the published comparisons were run by hand. This
-// package parses and validates the file (errors name the line and key),
-// expands it into a plan of concrete steps, and runs the plan through an
-// injected executor, recording each step's outcome so an interrupted suite
-// can resume where it stopped.
+// list of load, run and pause steps (with sweeps over any property), the
+// way the published comparisons were run by hand. This package parses and
+// validates the file (errors name the line and key), expands it into a
+// typed plan whose every step holds its run specification, parsed once
+// (spec.Spec), and runs the plan through an injected executor that hands
+// each specification to a run session, recording each step's outcome and
+// the fingerprint of its configuration so that an interrupted suite
+// resumes where it stopped, and only with the same configuration.
 package suite
 
 import (
 	"bytes"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,8 @@ type File struct {
 	Dir string
 	// Source is the file's text, kept with the results.
 	Source []byte
+	// Path is the name the file was parsed under, for error messages.
+	Path string
 }
 
 // Prop is one property, in file order.
@@ -71,10 +74,14 @@ type Step struct {
 	Workload   string
 	Name       string
 	Properties []Prop
-	// Sweeps: a single value is a list of one.
-	Threads     []int
-	Target      []float64
-	RecordCount []int64
+	// PerDatabase are properties for one database of the file only
+	// (per_database: {hbase: {...}}), for settings that mean something
+	// to one adapter or one configuration.
+	PerDatabase []DatabaseProps
+	// Sweeps are the step's swept properties in file order: threads,
+	// target and recordcount, then sweep's keys. A single value is a
+	// setting, not a sweep.
+	Sweeps []Sweep
 	// Warmup is a time (WarmupTime) or an operation count (WarmupOps).
 	WarmupTime time.Duration
 	WarmupOps  int64
@@ -94,6 +101,38 @@ type Step struct {
 	// less than ThreadScan.MinGain.
 	ThreadScan *ThreadScan
 	Line       int
+}
+
+// Sweep is one swept property of a step.
+type Sweep struct {
+	// Key names the sweep in bundle directories, sheets and charts:
+	// threads, target, recordcount, or the property itself.
+	Key string
+	// Property is the property each value sets.
+	Property string
+	Values   []string
+	Line     int
+}
+
+// Swept reports whether the sweep has several values.
+func (s Sweep) Swept() bool { return len(s.Values) > 1 }
+
+// DatabaseProps are a step's properties for one database, named by its
+// name in the file or by its adapter.
+type DatabaseProps struct {
+	Database   string
+	Properties []Prop
+	Line       int
+}
+
+// Sweep returns the step's sweep of property, if any.
+func (s *Step) Sweep(property string) (Sweep, bool) {
+	for _, sw := range s.Sweeps {
+		if sw.Property == property {
+			return sw, true
+		}
+	}
+	return Sweep{}, false
 }
 
 // ThreadScan configures a thread-scaling search.
@@ -148,6 +187,7 @@ func Parse(name string, src []byte, exists WorkloadExists) (*File, error) {
 		return nil, err
 	}
 	f.Source = src
+	f.Path = name
 	if name != "" && !strings.HasPrefix(name, "builtin:") {
 		f.Dir = filepath.Dir(name)
 	}
@@ -424,11 +464,21 @@ func (p *parser) databases(v *yaml.Node) ([]Database, error) {
 	return out, nil
 }
 
-var stepKeys = []string{"load", "run", "pause", "name", "properties", "threads", "target", "recordcount",
+var stepKeys = []string{"load", "run", "pause", "name", "properties", "per_database", "threads", "target", "recordcount", "sweep",
 	"warmup", "duration", "operations", "warmup_workload", "schema", "threadscan"}
 
 // sweepable keys accept a list.
 var sweepable = map[string]bool{"threads": true, "target": true, "recordcount": true}
+
+// Properties the step keys threads, target and recordcount set.
+const (
+	PropThreads     = "threadcount"
+	PropTarget      = "target"
+	PropRecordCount = "recordcount"
+)
+
+// sweepKeys maps the step keys that sweep to their properties.
+var sweepKeys = map[string]string{"threads": PropThreads, "target": PropTarget, "recordcount": PropRecordCount}
 
 func (p *parser) steps(v *yaml.Node) ([]Step, error) {
 	if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
@@ -457,7 +507,7 @@ func (p *parser) step(e *yaml.Node) (Step, error) {
 	err := p.each(e, "a step", stepKeys, func(key string, k, v *yaml.Node) error {
 		keyNodes[key] = k
 		if v.Kind == yaml.SequenceNode && !sweepable[key] {
-			return p.errf(k, key, "cannot be swept: only threads, target and recordcount accept a list")
+			return p.errf(k, key, "cannot be swept: threads, target and recordcount accept a list, and sweep: {PROPERTY: [values]} sweeps any property")
 		}
 		var err error
 		switch key {
@@ -489,14 +539,30 @@ func (p *parser) step(e *yaml.Node) (Step, error) {
 				return nil
 			}
 			var xs []int64
-			xs, err = p.ints(key, v, 1)
-			for _, x := range xs {
-				s.Threads = append(s.Threads, int(x))
+			if xs, err = p.ints(key, v, 1); err == nil {
+				s.Sweeps = append(s.Sweeps, intSweep(key, xs, v.Line))
 			}
 		case "target":
-			s.Target, err = p.floats(key, v)
+			var xs []float64
+			if xs, err = p.floats(key, v); err == nil {
+				sw := Sweep{Key: key, Property: sweepKeys[key], Line: v.Line}
+				for _, x := range xs {
+					sw.Values = append(sw.Values, fmtFloat(x))
+				}
+				s.Sweeps = append(s.Sweeps, sw)
+			}
 		case "recordcount":
-			s.RecordCount, err = p.ints(key, v, 0)
+			var xs []int64
+			if xs, err = p.ints(key, v, 0); err == nil {
+				s.Sweeps = append(s.Sweeps, intSweep(key, xs, v.Line))
+			}
+		case "sweep":
+			var sws []Sweep
+			if sws, err = p.sweeps(v); err == nil {
+				s.Sweeps = append(s.Sweeps, sws...)
+			}
+		case "per_database":
+			s.PerDatabase, err = p.perDatabase(v)
 		case "warmup":
 			if v.Kind == yaml.ScalarNode && v.Tag == "!!int" {
 				s.WarmupOps, err = strconv.ParseInt(v.Value, 10, 64)
@@ -542,6 +608,16 @@ func (p *parser) step(e *yaml.Node) (Step, error) {
 		return s, err
 	}
 	bad := func(key, msg string) (Step, error) { return s, p.errf(keyNodes[key], key, "%s", msg) }
+	props := map[string]string{}
+	for _, sw := range s.Sweeps {
+		if prev, dup := props[sw.Property]; dup {
+			return s, &Error{File: p.file, Line: sw.Line, Key: sw.Key, Msg: fmt.Sprintf("sets %s, which %s already sets: give it once", sw.Property, prev)}
+		}
+		props[sw.Property] = sw.Key
+	}
+	if _, ok := props[PropThreads]; ok && s.ThreadsFromScan {
+		return bad("threads", "threads: scan takes the thread count from the scan; do not also sweep threadcount")
+	}
 	switch s.Kind {
 	case "":
 		return s, p.errf(e, "steps", "a step needs one of load: WORKLOAD, run: WORKLOAD or pause: DURATION")
@@ -561,17 +637,101 @@ func (p *parser) step(e *yaml.Node) (Step, error) {
 		if keyNodes["schema"] != nil {
 			return bad("schema", "only a load step drops and creates the schema")
 		}
-		if len(s.RecordCount) > 1 {
-			return bad("recordcount", "a recordcount sweep belongs on a load step (it reloads for each value, and the run steps after it run once per value)")
+		if sw, ok := s.Sweep(PropRecordCount); ok && sw.Swept() {
+			return s, p.errf(nodeAt(keyNodes, "recordcount", "sweep"), sw.Key, "a recordcount sweep belongs on a load step (it reloads for each value, and the run steps after it run once per value)")
 		}
-		if s.ThreadScan != nil && keyNodes["threads"] != nil {
-			return bad("threads", "threadscan chooses the threads itself; remove threads")
+		if _, ok := s.Sweep(PropThreads); ok && s.ThreadScan != nil {
+			return s, p.errf(nodeAt(keyNodes, "threads", "sweep"), "threads", "threadscan chooses the threads itself; remove threads")
 		}
 		if s.WarmupWorkload != "" && s.WarmupTime == 0 && s.WarmupOps == 0 {
 			return bad("warmup_workload", "needs warmup: a duration or an operation count for the warm-up run")
 		}
 	}
 	return s, nil
+}
+
+// nodeAt is the first of keys' nodes that the step has.
+func nodeAt(nodes map[string]*yaml.Node, keys ...string) *yaml.Node {
+	for _, k := range keys {
+		if n := nodes[k]; n != nil {
+			return n
+		}
+	}
+	return nil
+}
+
+func intSweep(key string, xs []int64, line int) Sweep {
+	sw := Sweep{Key: key, Property: sweepKeys[key], Line: line}
+	for _, x := range xs {
+		sw.Values = append(sw.Values, strconv.FormatInt(x, 10))
+	}
+	return sw
+}
+
+// sweeps reads sweep: {PROPERTY: [v1, v2], ...}; the values are checked
+// when the plan parses each step's properties.
+func (p *parser) sweeps(v *yaml.Node) ([]Sweep, error) {
+	if v.Kind != yaml.MappingNode || len(v.Content) == 0 {
+		return nil, p.errf(v, "sweep", "expected a mapping of properties to lists of values, e.g. {durability: [SYNC_WAL, SKIP_WAL]}")
+	}
+	var out []Sweep
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], v.Content[i+1]
+		key := "sweep." + k.Value
+		if k.Value == "" {
+			return nil, p.errf(k, "sweep", "empty property name")
+		}
+		if seen[k.Value] {
+			return nil, p.errf(k, key, "given twice")
+		}
+		seen[k.Value] = true
+		sw := Sweep{Key: k.Value, Property: k.Value, Line: k.Line}
+		if prop, ok := sweepKeys[k.Value]; ok {
+			sw.Property = prop
+		}
+		nodes := []*yaml.Node{val}
+		if val.Kind == yaml.SequenceNode {
+			nodes = val.Content
+			if len(nodes) == 0 {
+				return nil, p.errf(val, key, "empty list: expected at least one value")
+			}
+		}
+		dup := map[string]bool{}
+		for _, n := range nodes {
+			if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+				return nil, p.errf(n, key, "expected a value or a list of values (strings or numbers)")
+			}
+			if !dup[n.Value] {
+				dup[n.Value] = true
+				sw.Values = append(sw.Values, n.Value)
+			}
+		}
+		out = append(out, sw)
+	}
+	return out, nil
+}
+
+// perDatabase reads per_database: {NAME: {property: value}}.
+func (p *parser) perDatabase(v *yaml.Node) ([]DatabaseProps, error) {
+	if v.Kind != yaml.MappingNode {
+		return nil, p.errf(v, "per_database", "expected a mapping of database names (or adapters) to properties, e.g. {hbase: {clientbuffering: true}}")
+	}
+	var out []DatabaseProps
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], v.Content[i+1]
+		if seen[k.Value] {
+			return nil, p.errf(k, "per_database."+k.Value, "given twice")
+		}
+		seen[k.Value] = true
+		props, err := p.props("per_database."+k.Value, val)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, DatabaseProps{Database: k.Value, Properties: props, Line: k.Line})
+	}
+	return out, nil
 }
 
 func (p *parser) threadScan(v *yaml.Node) (*ThreadScan, error) {
@@ -674,14 +834,4 @@ func dedupe(xs []int64) []int64 {
 		}
 	}
 	return out
-}
-
-// sortedProps returns props as a sorted key list (stable output).
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -95,8 +95,8 @@ func (d *Data) OverallRows() [][]Cell {
 		r := s.Bundle.Run
 		props := r.Config.Properties
 		status := string(r.Status)
-		if s.State.Status == suite.StatusFailed {
-			status = "failed (exit " + strconv.Itoa(s.State.ExitCode) + ")"
+		if code, ok := s.State.Exit(); ok && s.State.Status == suite.StatusFailed {
+			status = "failed (exit " + strconv.Itoa(code) + ")"
 		}
 		rows = append(rows, []Cell{
 			s.State.Database, r.DB, s.StepName(), string(s.State.Kind), s.SweepText(),

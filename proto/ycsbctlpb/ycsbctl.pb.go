@@ -811,12 +811,15 @@ func (x *Hello) GetAgentIndex() int32 {
 }
 
 type HelloReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Version       string                 `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
-	Protocol      uint32                 `protobuf:"varint,2,opt,name=protocol,proto3" json:"protocol,omitempty"`
-	Hostname      string                 `protobuf:"bytes,3,opt,name=hostname,proto3" json:"hostname,omitempty"`
-	Pid           int32                  `protobuf:"varint,4,opt,name=pid,proto3" json:"pid,omitempty"`
-	State         RunState               `protobuf:"varint,5,opt,name=state,proto3,enum=ycsbctl.v1.RunState" json:"state,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Version  string                 `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
+	Protocol uint32                 `protobuf:"varint,2,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	Hostname string                 `protobuf:"bytes,3,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Pid      int32                  `protobuf:"varint,4,opt,name=pid,proto3" json:"pid,omitempty"`
+	State    RunState               `protobuf:"varint,5,opt,name=state,proto3,enum=ycsbctl.v1.RunState" json:"state,omitempty"`
+	// host describes the agent's machine for the run's environment record
+	// (field 20 and up: numbers below are left to the session's own fields).
+	Host          *HostInfo `protobuf:"bytes,20,opt,name=host,proto3" json:"host,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -886,6 +889,438 @@ func (x *HelloReply) GetState() RunState {
 	return RunState_RUN_STATE_UNSPECIFIED
 }
 
+func (x *HelloReply) GetHost() *HostInfo {
+	if x != nil {
+		return x.Host
+	}
+	return nil
+}
+
+// HostInfo is a load generator's machine (package environ's Host).
+type HostInfo struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Hostname    string                 `protobuf:"bytes,1,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Os          string                 `protobuf:"bytes,2,opt,name=os,proto3" json:"os,omitempty"`
+	Arch        string                 `protobuf:"bytes,3,opt,name=arch,proto3" json:"arch,omitempty"`
+	Cores       int32                  `protobuf:"varint,4,opt,name=cores,proto3" json:"cores,omitempty"`
+	CpuModel    string                 `protobuf:"bytes,5,opt,name=cpu_model,json=cpuModel,proto3" json:"cpu_model,omitempty"`
+	MemoryBytes int64                  `protobuf:"varint,6,opt,name=memory_bytes,json=memoryBytes,proto3" json:"memory_bytes,omitempty"`
+	Kernel      string                 `protobuf:"bytes,7,opt,name=kernel,proto3" json:"kernel,omitempty"`
+	ClockSource string                 `protobuf:"bytes,8,opt,name=clock_source,json=clockSource,proto3" json:"clock_source,omitempty"`
+	FdLimit     uint64                 `protobuf:"varint,9,opt,name=fd_limit,json=fdLimit,proto3" json:"fd_limit,omitempty"`
+	// errors says what could not be read.
+	Errors        []string `protobuf:"bytes,10,rep,name=errors,proto3" json:"errors,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostInfo) Reset() {
+	*x = HostInfo{}
+	mi := &file_ycsbctl_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostInfo) ProtoMessage() {}
+
+func (x *HostInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_ycsbctl_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostInfo.ProtoReflect.Descriptor instead.
+func (*HostInfo) Descriptor() ([]byte, []int) {
+	return file_ycsbctl_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *HostInfo) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *HostInfo) GetOs() string {
+	if x != nil {
+		return x.Os
+	}
+	return ""
+}
+
+func (x *HostInfo) GetArch() string {
+	if x != nil {
+		return x.Arch
+	}
+	return ""
+}
+
+func (x *HostInfo) GetCores() int32 {
+	if x != nil {
+		return x.Cores
+	}
+	return 0
+}
+
+func (x *HostInfo) GetCpuModel() string {
+	if x != nil {
+		return x.CpuModel
+	}
+	return ""
+}
+
+func (x *HostInfo) GetMemoryBytes() int64 {
+	if x != nil {
+		return x.MemoryBytes
+	}
+	return 0
+}
+
+func (x *HostInfo) GetKernel() string {
+	if x != nil {
+		return x.Kernel
+	}
+	return ""
+}
+
+func (x *HostInfo) GetClockSource() string {
+	if x != nil {
+		return x.ClockSource
+	}
+	return ""
+}
+
+func (x *HostInfo) GetFdLimit() uint64 {
+	if x != nil {
+		return x.FdLimit
+	}
+	return 0
+}
+
+func (x *HostInfo) GetErrors() []string {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
+// DatabaseInfo is the database server as the adapter read it (package
+// environ's Database): product, version, topology and the schema.
+type DatabaseInfo struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Product    string                 `protobuf:"bytes,1,opt,name=product,proto3" json:"product,omitempty"`
+	Version    string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	Nodes      []*DatabaseNode        `protobuf:"bytes,3,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	Partitions []*DatabasePartition   `protobuf:"bytes,4,rep,name=partitions,proto3" json:"partitions,omitempty"`
+	Schema     []*DatabaseSetting     `protobuf:"bytes,5,rep,name=schema,proto3" json:"schema,omitempty"`
+	// error says why the description is missing or incomplete.
+	Error         string `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DatabaseInfo) Reset() {
+	*x = DatabaseInfo{}
+	mi := &file_ycsbctl_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DatabaseInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DatabaseInfo) ProtoMessage() {}
+
+func (x *DatabaseInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_ycsbctl_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DatabaseInfo.ProtoReflect.Descriptor instead.
+func (*DatabaseInfo) Descriptor() ([]byte, []int) {
+	return file_ycsbctl_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *DatabaseInfo) GetProduct() string {
+	if x != nil {
+		return x.Product
+	}
+	return ""
+}
+
+func (x *DatabaseInfo) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *DatabaseInfo) GetNodes() []*DatabaseNode {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *DatabaseInfo) GetPartitions() []*DatabasePartition {
+	if x != nil {
+		return x.Partitions
+	}
+	return nil
+}
+
+func (x *DatabaseInfo) GetSchema() []*DatabaseSetting {
+	if x != nil {
+		return x.Schema
+	}
+	return nil
+}
+
+func (x *DatabaseInfo) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+type DatabaseNode struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Address       string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
+	Role          string                 `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	Status        string                 `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	Datacenter    string                 `protobuf:"bytes,4,opt,name=datacenter,proto3" json:"datacenter,omitempty"`
+	Rack          string                 `protobuf:"bytes,5,opt,name=rack,proto3" json:"rack,omitempty"`
+	Version       string                 `protobuf:"bytes,6,opt,name=version,proto3" json:"version,omitempty"`
+	Tokens        []string               `protobuf:"bytes,7,rep,name=tokens,proto3" json:"tokens,omitempty"`
+	Detail        string                 `protobuf:"bytes,8,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DatabaseNode) Reset() {
+	*x = DatabaseNode{}
+	mi := &file_ycsbctl_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DatabaseNode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DatabaseNode) ProtoMessage() {}
+
+func (x *DatabaseNode) ProtoReflect() protoreflect.Message {
+	mi := &file_ycsbctl_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DatabaseNode.ProtoReflect.Descriptor instead.
+func (*DatabaseNode) Descriptor() ([]byte, []int) {
+	return file_ycsbctl_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *DatabaseNode) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *DatabaseNode) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *DatabaseNode) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DatabaseNode) GetDatacenter() string {
+	if x != nil {
+		return x.Datacenter
+	}
+	return ""
+}
+
+func (x *DatabaseNode) GetRack() string {
+	if x != nil {
+		return x.Rack
+	}
+	return ""
+}
+
+func (x *DatabaseNode) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *DatabaseNode) GetTokens() []string {
+	if x != nil {
+		return x.Tokens
+	}
+	return nil
+}
+
+func (x *DatabaseNode) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+type DatabasePartition struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Start         string                 `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
+	End           string                 `protobuf:"bytes,3,opt,name=end,proto3" json:"end,omitempty"`
+	Node          string                 `protobuf:"bytes,4,opt,name=node,proto3" json:"node,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DatabasePartition) Reset() {
+	*x = DatabasePartition{}
+	mi := &file_ycsbctl_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DatabasePartition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DatabasePartition) ProtoMessage() {}
+
+func (x *DatabasePartition) ProtoReflect() protoreflect.Message {
+	mi := &file_ycsbctl_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DatabasePartition.ProtoReflect.Descriptor instead.
+func (*DatabasePartition) Descriptor() ([]byte, []int) {
+	return file_ycsbctl_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *DatabasePartition) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DatabasePartition) GetStart() string {
+	if x != nil {
+		return x.Start
+	}
+	return ""
+}
+
+func (x *DatabasePartition) GetEnd() string {
+	if x != nil {
+		return x.End
+	}
+	return ""
+}
+
+func (x *DatabasePartition) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+type DatabaseSetting struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DatabaseSetting) Reset() {
+	*x = DatabaseSetting{}
+	mi := &file_ycsbctl_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DatabaseSetting) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DatabaseSetting) ProtoMessage() {}
+
+func (x *DatabaseSetting) ProtoReflect() protoreflect.Message {
+	mi := &file_ycsbctl_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DatabaseSetting.ProtoReflect.Descriptor instead.
+func (*DatabaseSetting) Descriptor() ([]byte, []int) {
+	return file_ycsbctl_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *DatabaseSetting) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DatabaseSetting) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
 type Prepare struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Db    string                 `protobuf:"bytes,1,opt,name=db,proto3" json:"db,omitempty"`
@@ -902,7 +1337,7 @@ type Prepare struct {
 
 func (x *Prepare) Reset() {
 	*x = Prepare{}
-	mi := &file_ycsbctl_proto_msgTypes[6]
+	mi := &file_ycsbctl_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -914,7 +1349,7 @@ func (x *Prepare) String() string {
 func (*Prepare) ProtoMessage() {}
 
 func (x *Prepare) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[6]
+	mi := &file_ycsbctl_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -927,7 +1362,7 @@ func (x *Prepare) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prepare.ProtoReflect.Descriptor instead.
 func (*Prepare) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{6}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Prepare) GetDb() string {
@@ -981,14 +1416,17 @@ type Prepared struct {
 	// warnings are what the agent's own parse of the run's properties (its
 	// own -p included) says is probably not what was meant; the coordinator
 	// prints each once, before the start.
-	Warnings      []string `protobuf:"bytes,4,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	Warnings []string `protobuf:"bytes,4,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// database describes the server, read by agent 0 once its database is
+	// open (unset on the other agents).
+	Database      *DatabaseInfo `protobuf:"bytes,20,opt,name=database,proto3" json:"database,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Prepared) Reset() {
 	*x = Prepared{}
-	mi := &file_ycsbctl_proto_msgTypes[7]
+	mi := &file_ycsbctl_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1000,7 +1438,7 @@ func (x *Prepared) String() string {
 func (*Prepared) ProtoMessage() {}
 
 func (x *Prepared) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[7]
+	mi := &file_ycsbctl_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1013,7 +1451,7 @@ func (x *Prepared) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prepared.ProtoReflect.Descriptor instead.
 func (*Prepared) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{7}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Prepared) GetAgentIndex() int32 {
@@ -1044,6 +1482,13 @@ func (x *Prepared) GetWarnings() []string {
 	return nil
 }
 
+func (x *Prepared) GetDatabase() *DatabaseInfo {
+	if x != nil {
+		return x.Database
+	}
+	return nil
+}
+
 type Failed struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	AgentIndex int32                  `protobuf:"varint,1,opt,name=agent_index,json=agentIndex,proto3" json:"agent_index,omitempty"`
@@ -1056,7 +1501,7 @@ type Failed struct {
 
 func (x *Failed) Reset() {
 	*x = Failed{}
-	mi := &file_ycsbctl_proto_msgTypes[8]
+	mi := &file_ycsbctl_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1068,7 +1513,7 @@ func (x *Failed) String() string {
 func (*Failed) ProtoMessage() {}
 
 func (x *Failed) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[8]
+	mi := &file_ycsbctl_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1081,7 +1526,7 @@ func (x *Failed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failed.ProtoReflect.Descriptor instead.
 func (*Failed) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{8}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Failed) GetAgentIndex() int32 {
@@ -1115,7 +1560,7 @@ type Start struct {
 
 func (x *Start) Reset() {
 	*x = Start{}
-	mi := &file_ycsbctl_proto_msgTypes[9]
+	mi := &file_ycsbctl_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1127,7 +1572,7 @@ func (x *Start) String() string {
 func (*Start) ProtoMessage() {}
 
 func (x *Start) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[9]
+	mi := &file_ycsbctl_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1140,7 +1585,7 @@ func (x *Start) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Start.ProtoReflect.Descriptor instead.
 func (*Start) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{9}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Start) GetStartUnixNs() int64 {
@@ -1162,7 +1607,7 @@ type Started struct {
 
 func (x *Started) Reset() {
 	*x = Started{}
-	mi := &file_ycsbctl_proto_msgTypes[10]
+	mi := &file_ycsbctl_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1174,7 +1619,7 @@ func (x *Started) String() string {
 func (*Started) ProtoMessage() {}
 
 func (x *Started) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[10]
+	mi := &file_ycsbctl_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1187,7 +1632,7 @@ func (x *Started) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Started.ProtoReflect.Descriptor instead.
 func (*Started) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{10}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Started) GetAgentIndex() int32 {
@@ -1218,7 +1663,7 @@ type SeriesHistogram struct {
 
 func (x *SeriesHistogram) Reset() {
 	*x = SeriesHistogram{}
-	mi := &file_ycsbctl_proto_msgTypes[11]
+	mi := &file_ycsbctl_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1230,7 +1675,7 @@ func (x *SeriesHistogram) String() string {
 func (*SeriesHistogram) ProtoMessage() {}
 
 func (x *SeriesHistogram) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[11]
+	mi := &file_ycsbctl_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1243,7 +1688,7 @@ func (x *SeriesHistogram) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeriesHistogram.ProtoReflect.Descriptor instead.
 func (*SeriesHistogram) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{11}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SeriesHistogram) GetSeries() string {
@@ -1271,7 +1716,7 @@ type ReturnCount struct {
 
 func (x *ReturnCount) Reset() {
 	*x = ReturnCount{}
-	mi := &file_ycsbctl_proto_msgTypes[12]
+	mi := &file_ycsbctl_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1283,7 +1728,7 @@ func (x *ReturnCount) String() string {
 func (*ReturnCount) ProtoMessage() {}
 
 func (x *ReturnCount) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[12]
+	mi := &file_ycsbctl_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1296,7 +1741,7 @@ func (x *ReturnCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReturnCount.ProtoReflect.Descriptor instead.
 func (*ReturnCount) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{12}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReturnCount) GetOp() string {
@@ -1347,7 +1792,7 @@ type IntervalRecord struct {
 
 func (x *IntervalRecord) Reset() {
 	*x = IntervalRecord{}
-	mi := &file_ycsbctl_proto_msgTypes[13]
+	mi := &file_ycsbctl_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1359,7 +1804,7 @@ func (x *IntervalRecord) String() string {
 func (*IntervalRecord) ProtoMessage() {}
 
 func (x *IntervalRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[13]
+	mi := &file_ycsbctl_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1372,7 +1817,7 @@ func (x *IntervalRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IntervalRecord.ProtoReflect.Descriptor instead.
 func (*IntervalRecord) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{13}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *IntervalRecord) GetAgentIndex() int32 {
@@ -1480,7 +1925,7 @@ type RuntimeSample struct {
 
 func (x *RuntimeSample) Reset() {
 	*x = RuntimeSample{}
-	mi := &file_ycsbctl_proto_msgTypes[14]
+	mi := &file_ycsbctl_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1492,7 +1937,7 @@ func (x *RuntimeSample) String() string {
 func (*RuntimeSample) ProtoMessage() {}
 
 func (x *RuntimeSample) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[14]
+	mi := &file_ycsbctl_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1505,7 +1950,7 @@ func (x *RuntimeSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RuntimeSample.ProtoReflect.Descriptor instead.
 func (*RuntimeSample) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{14}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RuntimeSample) GetGoroutines() int64 {
@@ -1566,7 +2011,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_ycsbctl_proto_msgTypes[15]
+	mi := &file_ycsbctl_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1578,7 +2023,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[15]
+	mi := &file_ycsbctl_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1591,7 +2036,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{15}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Heartbeat) GetSentUnixNs() int64 {
@@ -1647,7 +2092,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_ycsbctl_proto_msgTypes[16]
+	mi := &file_ycsbctl_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1659,7 +2104,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[16]
+	mi := &file_ycsbctl_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1672,7 +2117,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{16}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Ack) GetSeqs() []int64 {
@@ -1701,7 +2146,7 @@ type Stop struct {
 
 func (x *Stop) Reset() {
 	*x = Stop{}
-	mi := &file_ycsbctl_proto_msgTypes[17]
+	mi := &file_ycsbctl_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1713,7 +2158,7 @@ func (x *Stop) String() string {
 func (*Stop) ProtoMessage() {}
 
 func (x *Stop) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[17]
+	mi := &file_ycsbctl_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1726,7 +2171,7 @@ func (x *Stop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stop.ProtoReflect.Descriptor instead.
 func (*Stop) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{17}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Stop) GetAbort() bool {
@@ -1753,7 +2198,7 @@ type Release struct {
 
 func (x *Release) Reset() {
 	*x = Release{}
-	mi := &file_ycsbctl_proto_msgTypes[18]
+	mi := &file_ycsbctl_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +2210,7 @@ func (x *Release) String() string {
 func (*Release) ProtoMessage() {}
 
 func (x *Release) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[18]
+	mi := &file_ycsbctl_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +2223,7 @@ func (x *Release) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release.ProtoReflect.Descriptor instead.
 func (*Release) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{18}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{23}
 }
 
 type Final struct {
@@ -1808,7 +2253,7 @@ type Final struct {
 
 func (x *Final) Reset() {
 	*x = Final{}
-	mi := &file_ycsbctl_proto_msgTypes[19]
+	mi := &file_ycsbctl_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1820,7 +2265,7 @@ func (x *Final) String() string {
 func (*Final) ProtoMessage() {}
 
 func (x *Final) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[19]
+	mi := &file_ycsbctl_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1833,7 +2278,7 @@ func (x *Final) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Final.ProtoReflect.Descriptor instead.
 func (*Final) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{19}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Final) GetAgentIndex() int32 {
@@ -1970,14 +2415,55 @@ const file_ycsbctl_proto_rawDesc = "" +
 	"\vcoordinator\x18\x04 \x01(\tR\vcoordinator\x12\x16\n" +
 	"\x06resume\x18\x05 \x01(\bR\x06resume\x12\x1f\n" +
 	"\vagent_index\x18\x06 \x01(\x05R\n" +
-	"agentIndex\"\x9c\x01\n" +
+	"agentIndex\"\xc6\x01\n" +
 	"\n" +
 	"HelloReply\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x1a\n" +
 	"\bprotocol\x18\x02 \x01(\rR\bprotocol\x12\x1a\n" +
 	"\bhostname\x18\x03 \x01(\tR\bhostname\x12\x10\n" +
 	"\x03pid\x18\x04 \x01(\x05R\x03pid\x12*\n" +
-	"\x05state\x18\x05 \x01(\x0e2\x14.ycsbctl.v1.RunStateR\x05state\"\xa9\x02\n" +
+	"\x05state\x18\x05 \x01(\x0e2\x14.ycsbctl.v1.RunStateR\x05state\x12(\n" +
+	"\x04host\x18\x14 \x01(\v2\x14.ycsbctl.v1.HostInfoR\x04host\"\x8e\x02\n" +
+	"\bHostInfo\x12\x1a\n" +
+	"\bhostname\x18\x01 \x01(\tR\bhostname\x12\x0e\n" +
+	"\x02os\x18\x02 \x01(\tR\x02os\x12\x12\n" +
+	"\x04arch\x18\x03 \x01(\tR\x04arch\x12\x14\n" +
+	"\x05cores\x18\x04 \x01(\x05R\x05cores\x12\x1b\n" +
+	"\tcpu_model\x18\x05 \x01(\tR\bcpuModel\x12!\n" +
+	"\fmemory_bytes\x18\x06 \x01(\x03R\vmemoryBytes\x12\x16\n" +
+	"\x06kernel\x18\a \x01(\tR\x06kernel\x12!\n" +
+	"\fclock_source\x18\b \x01(\tR\vclockSource\x12\x19\n" +
+	"\bfd_limit\x18\t \x01(\x04R\afdLimit\x12\x16\n" +
+	"\x06errors\x18\n" +
+	" \x03(\tR\x06errors\"\xfc\x01\n" +
+	"\fDatabaseInfo\x12\x18\n" +
+	"\aproduct\x18\x01 \x01(\tR\aproduct\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\x12.\n" +
+	"\x05nodes\x18\x03 \x03(\v2\x18.ycsbctl.v1.DatabaseNodeR\x05nodes\x12=\n" +
+	"\n" +
+	"partitions\x18\x04 \x03(\v2\x1d.ycsbctl.v1.DatabasePartitionR\n" +
+	"partitions\x123\n" +
+	"\x06schema\x18\x05 \x03(\v2\x1b.ycsbctl.v1.DatabaseSettingR\x06schema\x12\x14\n" +
+	"\x05error\x18\x06 \x01(\tR\x05error\"\xd2\x01\n" +
+	"\fDatabaseNode\x12\x18\n" +
+	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status\x12\x1e\n" +
+	"\n" +
+	"datacenter\x18\x04 \x01(\tR\n" +
+	"datacenter\x12\x12\n" +
+	"\x04rack\x18\x05 \x01(\tR\x04rack\x12\x18\n" +
+	"\aversion\x18\x06 \x01(\tR\aversion\x12\x16\n" +
+	"\x06tokens\x18\a \x03(\tR\x06tokens\x12\x16\n" +
+	"\x06detail\x18\b \x01(\tR\x06detail\"c\n" +
+	"\x11DatabasePartition\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05start\x18\x02 \x01(\tR\x05start\x12\x10\n" +
+	"\x03end\x18\x03 \x01(\tR\x03end\x12\x12\n" +
+	"\x04node\x18\x04 \x01(\tR\x04node\";\n" +
+	"\x0fDatabaseSetting\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"\xa9\x02\n" +
 	"\aPrepare\x12\x0e\n" +
 	"\x02db\x18\x01 \x01(\tR\x02db\x12'\n" +
 	"\x05phase\x18\x02 \x01(\x0e2\x11.ycsbctl.v1.PhaseR\x05phase\x12C\n" +
@@ -1992,13 +2478,14 @@ const file_ycsbctl_proto_rawDesc = "" +
 	"intervalNs\x1a=\n" +
 	"\x0fPropertiesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8a\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc0\x01\n" +
 	"\bPrepared\x12\x1f\n" +
 	"\vagent_index\x18\x01 \x01(\x05R\n" +
 	"agentIndex\x12\x18\n" +
 	"\athreads\x18\x02 \x01(\x05R\athreads\x12'\n" +
 	"\x0foperation_count\x18\x03 \x01(\x03R\x0eoperationCount\x12\x1a\n" +
-	"\bwarnings\x18\x04 \x03(\tR\bwarnings\"W\n" +
+	"\bwarnings\x18\x04 \x03(\tR\bwarnings\x124\n" +
+	"\bdatabase\x18\x14 \x01(\v2\x18.ycsbctl.v1.DatabaseInfoR\bdatabase\"W\n" +
 	"\x06Failed\x12\x1f\n" +
 	"\vagent_index\x18\x01 \x01(\x05R\n" +
 	"agentIndex\x12\x14\n" +
@@ -2121,67 +2608,77 @@ func file_ycsbctl_proto_rawDescGZIP() []byte {
 }
 
 var file_ycsbctl_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_ycsbctl_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_ycsbctl_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_ycsbctl_proto_goTypes = []any{
-	(Phase)(0),              // 0: ycsbctl.v1.Phase
-	(RunState)(0),           // 1: ycsbctl.v1.RunState
-	(StopCause)(0),          // 2: ycsbctl.v1.StopCause
-	(*PingRequest)(nil),     // 3: ycsbctl.v1.PingRequest
-	(*PingResponse)(nil),    // 4: ycsbctl.v1.PingResponse
-	(*CoordinatorMsg)(nil),  // 5: ycsbctl.v1.CoordinatorMsg
-	(*AgentMsg)(nil),        // 6: ycsbctl.v1.AgentMsg
-	(*Hello)(nil),           // 7: ycsbctl.v1.Hello
-	(*HelloReply)(nil),      // 8: ycsbctl.v1.HelloReply
-	(*Prepare)(nil),         // 9: ycsbctl.v1.Prepare
-	(*Prepared)(nil),        // 10: ycsbctl.v1.Prepared
-	(*Failed)(nil),          // 11: ycsbctl.v1.Failed
-	(*Start)(nil),           // 12: ycsbctl.v1.Start
-	(*Started)(nil),         // 13: ycsbctl.v1.Started
-	(*SeriesHistogram)(nil), // 14: ycsbctl.v1.SeriesHistogram
-	(*ReturnCount)(nil),     // 15: ycsbctl.v1.ReturnCount
-	(*IntervalRecord)(nil),  // 16: ycsbctl.v1.IntervalRecord
-	(*RuntimeSample)(nil),   // 17: ycsbctl.v1.RuntimeSample
-	(*Heartbeat)(nil),       // 18: ycsbctl.v1.Heartbeat
-	(*Ack)(nil),             // 19: ycsbctl.v1.Ack
-	(*Stop)(nil),            // 20: ycsbctl.v1.Stop
-	(*Release)(nil),         // 21: ycsbctl.v1.Release
-	(*Final)(nil),           // 22: ycsbctl.v1.Final
-	nil,                     // 23: ycsbctl.v1.PingResponse.AgentPropertiesEntry
-	nil,                     // 24: ycsbctl.v1.Prepare.PropertiesEntry
+	(Phase)(0),                // 0: ycsbctl.v1.Phase
+	(RunState)(0),             // 1: ycsbctl.v1.RunState
+	(StopCause)(0),            // 2: ycsbctl.v1.StopCause
+	(*PingRequest)(nil),       // 3: ycsbctl.v1.PingRequest
+	(*PingResponse)(nil),      // 4: ycsbctl.v1.PingResponse
+	(*CoordinatorMsg)(nil),    // 5: ycsbctl.v1.CoordinatorMsg
+	(*AgentMsg)(nil),          // 6: ycsbctl.v1.AgentMsg
+	(*Hello)(nil),             // 7: ycsbctl.v1.Hello
+	(*HelloReply)(nil),        // 8: ycsbctl.v1.HelloReply
+	(*HostInfo)(nil),          // 9: ycsbctl.v1.HostInfo
+	(*DatabaseInfo)(nil),      // 10: ycsbctl.v1.DatabaseInfo
+	(*DatabaseNode)(nil),      // 11: ycsbctl.v1.DatabaseNode
+	(*DatabasePartition)(nil), // 12: ycsbctl.v1.DatabasePartition
+	(*DatabaseSetting)(nil),   // 13: ycsbctl.v1.DatabaseSetting
+	(*Prepare)(nil),           // 14: ycsbctl.v1.Prepare
+	(*Prepared)(nil),          // 15: ycsbctl.v1.Prepared
+	(*Failed)(nil),            // 16: ycsbctl.v1.Failed
+	(*Start)(nil),             // 17: ycsbctl.v1.Start
+	(*Started)(nil),           // 18: ycsbctl.v1.Started
+	(*SeriesHistogram)(nil),   // 19: ycsbctl.v1.SeriesHistogram
+	(*ReturnCount)(nil),       // 20: ycsbctl.v1.ReturnCount
+	(*IntervalRecord)(nil),    // 21: ycsbctl.v1.IntervalRecord
+	(*RuntimeSample)(nil),     // 22: ycsbctl.v1.RuntimeSample
+	(*Heartbeat)(nil),         // 23: ycsbctl.v1.Heartbeat
+	(*Ack)(nil),               // 24: ycsbctl.v1.Ack
+	(*Stop)(nil),              // 25: ycsbctl.v1.Stop
+	(*Release)(nil),           // 26: ycsbctl.v1.Release
+	(*Final)(nil),             // 27: ycsbctl.v1.Final
+	nil,                       // 28: ycsbctl.v1.PingResponse.AgentPropertiesEntry
+	nil,                       // 29: ycsbctl.v1.Prepare.PropertiesEntry
 }
 var file_ycsbctl_proto_depIdxs = []int32{
-	23, // 0: ycsbctl.v1.PingResponse.agent_properties:type_name -> ycsbctl.v1.PingResponse.AgentPropertiesEntry
+	28, // 0: ycsbctl.v1.PingResponse.agent_properties:type_name -> ycsbctl.v1.PingResponse.AgentPropertiesEntry
 	7,  // 1: ycsbctl.v1.CoordinatorMsg.hello:type_name -> ycsbctl.v1.Hello
-	9,  // 2: ycsbctl.v1.CoordinatorMsg.prepare:type_name -> ycsbctl.v1.Prepare
-	12, // 3: ycsbctl.v1.CoordinatorMsg.start:type_name -> ycsbctl.v1.Start
-	18, // 4: ycsbctl.v1.CoordinatorMsg.heartbeat:type_name -> ycsbctl.v1.Heartbeat
-	19, // 5: ycsbctl.v1.CoordinatorMsg.ack:type_name -> ycsbctl.v1.Ack
-	20, // 6: ycsbctl.v1.CoordinatorMsg.stop:type_name -> ycsbctl.v1.Stop
-	21, // 7: ycsbctl.v1.CoordinatorMsg.release:type_name -> ycsbctl.v1.Release
+	14, // 2: ycsbctl.v1.CoordinatorMsg.prepare:type_name -> ycsbctl.v1.Prepare
+	17, // 3: ycsbctl.v1.CoordinatorMsg.start:type_name -> ycsbctl.v1.Start
+	23, // 4: ycsbctl.v1.CoordinatorMsg.heartbeat:type_name -> ycsbctl.v1.Heartbeat
+	24, // 5: ycsbctl.v1.CoordinatorMsg.ack:type_name -> ycsbctl.v1.Ack
+	25, // 6: ycsbctl.v1.CoordinatorMsg.stop:type_name -> ycsbctl.v1.Stop
+	26, // 7: ycsbctl.v1.CoordinatorMsg.release:type_name -> ycsbctl.v1.Release
 	8,  // 8: ycsbctl.v1.AgentMsg.hello:type_name -> ycsbctl.v1.HelloReply
-	10, // 9: ycsbctl.v1.AgentMsg.prepared:type_name -> ycsbctl.v1.Prepared
-	11, // 10: ycsbctl.v1.AgentMsg.failed:type_name -> ycsbctl.v1.Failed
-	13, // 11: ycsbctl.v1.AgentMsg.started:type_name -> ycsbctl.v1.Started
-	16, // 12: ycsbctl.v1.AgentMsg.interval:type_name -> ycsbctl.v1.IntervalRecord
-	18, // 13: ycsbctl.v1.AgentMsg.heartbeat:type_name -> ycsbctl.v1.Heartbeat
-	22, // 14: ycsbctl.v1.AgentMsg.final:type_name -> ycsbctl.v1.Final
+	15, // 9: ycsbctl.v1.AgentMsg.prepared:type_name -> ycsbctl.v1.Prepared
+	16, // 10: ycsbctl.v1.AgentMsg.failed:type_name -> ycsbctl.v1.Failed
+	18, // 11: ycsbctl.v1.AgentMsg.started:type_name -> ycsbctl.v1.Started
+	21, // 12: ycsbctl.v1.AgentMsg.interval:type_name -> ycsbctl.v1.IntervalRecord
+	23, // 13: ycsbctl.v1.AgentMsg.heartbeat:type_name -> ycsbctl.v1.Heartbeat
+	27, // 14: ycsbctl.v1.AgentMsg.final:type_name -> ycsbctl.v1.Final
 	1,  // 15: ycsbctl.v1.HelloReply.state:type_name -> ycsbctl.v1.RunState
-	0,  // 16: ycsbctl.v1.Prepare.phase:type_name -> ycsbctl.v1.Phase
-	24, // 17: ycsbctl.v1.Prepare.properties:type_name -> ycsbctl.v1.Prepare.PropertiesEntry
-	14, // 18: ycsbctl.v1.IntervalRecord.histograms:type_name -> ycsbctl.v1.SeriesHistogram
-	15, // 19: ycsbctl.v1.IntervalRecord.returns:type_name -> ycsbctl.v1.ReturnCount
-	17, // 20: ycsbctl.v1.IntervalRecord.runtime:type_name -> ycsbctl.v1.RuntimeSample
-	1,  // 21: ycsbctl.v1.Heartbeat.state:type_name -> ycsbctl.v1.RunState
-	2,  // 22: ycsbctl.v1.Final.stop_cause:type_name -> ycsbctl.v1.StopCause
-	3,  // 23: ycsbctl.v1.Agent.Ping:input_type -> ycsbctl.v1.PingRequest
-	5,  // 24: ycsbctl.v1.Agent.Session:input_type -> ycsbctl.v1.CoordinatorMsg
-	4,  // 25: ycsbctl.v1.Agent.Ping:output_type -> ycsbctl.v1.PingResponse
-	6,  // 26: ycsbctl.v1.Agent.Session:output_type -> ycsbctl.v1.AgentMsg
-	25, // [25:27] is the sub-list for method output_type
-	23, // [23:25] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	9,  // 16: ycsbctl.v1.HelloReply.host:type_name -> ycsbctl.v1.HostInfo
+	11, // 17: ycsbctl.v1.DatabaseInfo.nodes:type_name -> ycsbctl.v1.DatabaseNode
+	12, // 18: ycsbctl.v1.DatabaseInfo.partitions:type_name -> ycsbctl.v1.DatabasePartition
+	13, // 19: ycsbctl.v1.DatabaseInfo.schema:type_name -> ycsbctl.v1.DatabaseSetting
+	0,  // 20: ycsbctl.v1.Prepare.phase:type_name -> ycsbctl.v1.Phase
+	29, // 21: ycsbctl.v1.Prepare.properties:type_name -> ycsbctl.v1.Prepare.PropertiesEntry
+	10, // 22: ycsbctl.v1.Prepared.database:type_name -> ycsbctl.v1.DatabaseInfo
+	19, // 23: ycsbctl.v1.IntervalRecord.histograms:type_name -> ycsbctl.v1.SeriesHistogram
+	20, // 24: ycsbctl.v1.IntervalRecord.returns:type_name -> ycsbctl.v1.ReturnCount
+	22, // 25: ycsbctl.v1.IntervalRecord.runtime:type_name -> ycsbctl.v1.RuntimeSample
+	1,  // 26: ycsbctl.v1.Heartbeat.state:type_name -> ycsbctl.v1.RunState
+	2,  // 27: ycsbctl.v1.Final.stop_cause:type_name -> ycsbctl.v1.StopCause
+	3,  // 28: ycsbctl.v1.Agent.Ping:input_type -> ycsbctl.v1.PingRequest
+	5,  // 29: ycsbctl.v1.Agent.Session:input_type -> ycsbctl.v1.CoordinatorMsg
+	4,  // 30: ycsbctl.v1.Agent.Ping:output_type -> ycsbctl.v1.PingResponse
+	6,  // 31: ycsbctl.v1.Agent.Session:output_type -> ycsbctl.v1.AgentMsg
+	30, // [30:32] is the sub-list for method output_type
+	28, // [28:30] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_ycsbctl_proto_init() }
@@ -2207,15 +2704,15 @@ func file_ycsbctl_proto_init() {
 		(*AgentMsg_Heartbeat)(nil),
 		(*AgentMsg_Final)(nil),
 	}
-	file_ycsbctl_proto_msgTypes[15].OneofWrappers = []any{}
-	file_ycsbctl_proto_msgTypes[19].OneofWrappers = []any{}
+	file_ycsbctl_proto_msgTypes[20].OneofWrappers = []any{}
+	file_ycsbctl_proto_msgTypes[24].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ycsbctl_proto_rawDesc), len(file_ycsbctl_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   22,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ycsbctl/ycsbctl/coordinator"
+	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/redact"
+	"github.com/ycsbctl/ycsbctl/internal/spec"
+	"github.com/ycsbctl/ycsbctl/internal/suite"
+)
+
+// suiteExecutor carries out a suite's items in this process: each item's
+// run specification goes to a run session exactly as `ycsbctl load|run`
+// (or, with agents, `coordinator load|run`) sends its own (runSpec), with
+// the suite's context, clock and signals; its output goes to the suite's
+// stderr and to a log file per item under DIR/logs.
+type suiteExecutor struct {
+	gs   *GlobalState
+	plan *suite.Plan
+	// dist is the coordinator configuration of a distributed suite.
+	dist *coordinator.Config
+	out  io.Writer
+	n    int
+	// banner is the suite's progress line for the next step.
+	banner string
+}
+
+var _ suite.Executor = (*suiteExecutor)(nil)
+
+// Schema drops and creates the schema from this host.
+func (e *suiteExecutor) Schema(ctx context.Context, it *suite.Item) exitcode.Code {
+	out, closeLog := e.log("schema-" + logName(it))
+	defer closeLog()
+	for _, verb := range []string{"drop", "init"} {
+		msg, err := applySchema(ctx, it.Spec.Adapter, it.Spec.Props, verb)
+		if err != nil {
+			fmt.Fprintf(out, "ycsbctl %s %s: Error: %s\n", verb, it.DB.DB, redact.Text(err.Error()))
+			return exitcode.Of(err)
+		}
+		fmt.Fprintf(out, "ycsbctl %s %s: %s\n", verb, it.DB.DB, msg)
+	}
+	return exitcode.OK
+}
+
+// Run runs one load, run or warm-up.
+func (e *suiteExecutor) Run(ctx context.Context, it *suite.Item, sp *spec.Spec, step *bundle.SuiteStep) exitcode.Code {
+	name := logName(it)
+	if dir := sp.Output.ResultsDir; dir != filepath.Join(e.plan.ResultsDir, it.Dir) {
+		name += "-" + filepath.Base(dir) // a thread-scan try
+	}
+	out, closeLog := e.log(name)
+	defer closeLog()
+	child := *e.gs
+	child.Ctx = ctx
+	child.Banner = e.banner
+	cmdline := e.plan.CommandLine(it, sp)
+	if e.gs.IsTerminal {
+		// On a terminal each step gets the live view, headed by the
+		// suite's progress: it owns the terminal's streams while it
+		// runs (q stops the step), and its notices are replayed there.
+		// The step's log then holds its command; its results are in
+		// its bundle.
+		_, _ = fmt.Fprintf(out, "ycsbctl %s (live view on the terminal; results in the step's bundle)\n", strings.Join(bundle.RedactArgs(cmdline), " "))
+	} else {
+		child.Stdout, child.Stderr = out, out
+		child.Stdin = strings.NewReader("")
+	}
+	err := runSpec(&child, sp, e.dist, sessionExtras{commandLine: cmdline, workload: filepath.Base(it.Workload), suite: step})
+	if err != nil && !errors.Is(err, errSilent) {
+		fmt.Fprintf(child.Stderr, "Error: %s\n", redact.Text(err.Error()))
+	}
+	return exitcode.Of(err)
+}
+
+// log opens the next log file under DIR/logs; the writer tees to the
+// suite's stderr. The log is a convenience copy: without it the output
+// still reaches stderr.
+func (e *suiteExecutor) log(name string) (io.Writer, func()) {
+	e.n++
+	path := filepath.Join(e.plan.ResultsDir, "logs", fmt.Sprintf("%03d-%s.log", e.n, name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+		if lf, err := os.Create(path); err == nil {
+			return &lockedWriter{w: io.MultiWriter(e.out, lf)}, func() { _ = lf.Close() }
+		}
+	}
+	return e.out, func() {}
+}
+
+// logName is "run-embedded-03-run-workloadc-threads2" style: phase,
+// database and the step's directory.
+func logName(it *suite.Item) string {
+	phase := string(it.Kind)
+	if it.Kind == suite.KindWarmup {
+		phase = "run"
+	}
+	return strings.NewReplacer("/", "_", " ", "_").Replace(phase + "-" + it.DB.DB + "-" + filepath.Base(it.Dir))
+}
