@@ -1,6 +1,7 @@
 // Package workloads embeds the built-in workload property files: YCSB's
 // workloada..workloadf, workloadg, and the scenarios of the 2014
-// MongoDB/Cassandra/HBase/SequoiaDB comparison. `-P name` finds them when no
+// MongoDB/Cassandra/HBase/SequoiaDB comparison and of the HBase
+// PerformanceEvaluation study. `-P name` finds them when no
 // file of that name exists on disk.
 package workloads
 
@@ -11,7 +12,7 @@ import (
 	"strings"
 )
 
-//go:embed workload? comparison2014-*
+//go:embed workload? comparison2014-* hbase-pe-*
 var files embed.FS
 
 // Workload is one built-in file.

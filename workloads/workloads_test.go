@@ -25,6 +25,7 @@ func TestList(t *testing.T) {
 	want := []string{
 		"comparison2014-bulkload", "comparison2014-insertread", "comparison2014-load", "comparison2014-read",
 		"comparison2014-readlatest", "comparison2014-readmodifywrite", "comparison2014-readmostly", "comparison2014-scan", "comparison2014-update",
+		"hbase-pe-randomread", "hbase-pe-randomwrite", "hbase-pe-scan10", "hbase-pe-scan100", "hbase-pe-sequentialwrite",
 		"workloada", "workloadb", "workloadc", "workloadd", "workloade", "workloadf", "workloadg",
 	}
 	var names []string

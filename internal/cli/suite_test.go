@@ -422,9 +422,54 @@ func TestSuiteDryRunComparison2014(t *testing.T) {
 		}
 	}
 
+	// The study's client settings, per agent: on four agents 24, 8 and
+	// 36 threads each are 96 / 32 / 144 in all; HBase's write buffer per
+	// load step and MongoDB's write concern reach only those adapters.
+	r = execute(t, "", "suite", "comparison2014", "--db", "hbase,mongodb", "-p", "columnfamily=f", "--dry-run",
+		"--agents", "h1:7420,h2:7420,h3:7420,h4:7420")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "Distributed over 4 agent(s): h1:7420, h2:7420, h3:7420, h4:7420 (threads are per agent)")
+	threads := map[string]string{}
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if !strings.Contains(line, "ycsbctl coordinator") {
+			continue
+		}
+		f := strings.Fields(line)
+		db, dir := f[3], filepath.Base(f[len(f)-1])
+		threads[dir] = regexp.MustCompile(`threadcount=(\d+)`).FindStringSubmatch(line)[1]
+		switch {
+		case db == "hbase" && dir == "01-load":
+			assert.Contains(t, line, "-p clientbuffering=true")
+			assert.Contains(t, line, "-p writebuffersize=2048 ")
+		case db == "hbase" && dir == "02-bulkload":
+			assert.Contains(t, line, "-p writebuffersize=4194304 ")
+			assert.Contains(t, line, "-p batchsize=3000")
+		case db == "hbase":
+			assert.NotContains(t, line, "writebuffersize")
+			assert.NotContains(t, line, "mongodb.writeConcern")
+		case db == "mongodb":
+			assert.Contains(t, line, "-p mongodb.writeConcern=acknowledged")
+			assert.NotContains(t, line, "writebuffersize")
+			assert.NotContains(t, line, "columnfamily")
+		}
+	}
+	assert.Equal(t, map[string]string{"01-load": "24", "02-bulkload": "8", "03-read": "36", "04-readmostly": "36", "05-updateheavy": "36",
+		"06-readmodifywrite": "36", "07-readlatest": "36", "08-scan": "36", "09-insertread": "36"}, threads)
+
+	// The HBase PerformanceEvaluation study: WAL on and off, batching,
+	// and the block cache as a schema option that recreates and reloads.
+	r = execute(t, "", "suite", "hbase-pe", "-p", "recordcount=1000", "--dry-run")
+	require.Equal(t, 0, r.code, r.stderr)
+	for _, want := range []string{"01-randomwrite-durability=SYNC_WAL", "01-randomwrite-durability=SKIP_WAL", "02-sequentialwrite-durability=SKIP_WAL",
+		"03-batchedwrite-writebuffersize=4194304", "04-cache-hbase.blockcache=false  load", "05-randomread-hbase.blockcache=false  run",
+		"06-scan10-hbase.blockcache=true", "07-scan100-hbase.blockcache=false"} {
+		assert.Contains(t, r.stdout, want)
+	}
+	assert.Contains(t, r.stdout, "Suite hbase-pe: 1 database(s) × 7 step(s) = 16 planned item(s)")
+
 	r = execute(t, "", "suites")
 	require.Equal(t, 0, r.code)
-	for _, s := range []string{"bankmark", "comparison2014", "threadscan"} {
+	for _, s := range []string{"bankmark", "comparison2014", "hbase-pe", "threadscan"} {
 		assert.Contains(t, r.stdout, s)
 	}
 	for _, s := range []string{"bankmark", "threadscan"} {

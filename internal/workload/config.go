@@ -263,7 +263,7 @@ func ParseConfig(p *properties.Properties) (*Config, error) {
 	if c.MinScanLength > c.MaxScanLength {
 		return nil, &properties.Error{Property: PropMinScanLength, Value: strconv.FormatInt(c.MinScanLength, 10), Expected: fmt.Sprintf("at most maxscanlength (%d)", c.MaxScanLength)}
 	}
-	c.ScanLengthDist, e1 = p.OneOf(PropScanLengthDist, "uniform", "uniform", "zipfian")
+	c.ScanLengthDist, e1 = p.OneOf(PropScanLengthDist, "uniform", "uniform", "zipfian", "constant")
 	if e(e1) {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func Known() []properties.Known {
 		{Name: PropInsertCount, Default: "recordcount - insertstart", Help: "keys in this client's range"},
 		{Name: PropMinScanLength, Default: "1", Help: "shortest scan"},
 		{Name: PropMaxScanLength, Default: "1000", Help: "longest scan"},
-		{Name: PropScanLengthDist, Default: "uniform", Help: "uniform or zipfian scan lengths"},
+		{Name: PropScanLengthDist, Default: "uniform", Help: "uniform or zipfian scan lengths between minscanlength and maxscanlength; constant (ycsbctl's, not YCSB's): every scan asks for maxscanlength rows"},
 		{Name: PropInsertRetryLimit, Default: "0", Help: "load-phase insert retries"},
 		{Name: PropInsertRetryInterval, Default: "3", Help: "seconds between insert retries (jittered as YCSB)"},
 		{Name: PropInsertKeepGoing, Default: "false", Help: "count a failed insert and keep loading"},

@@ -127,9 +127,14 @@ func NewFromConfig(cfg *Config, clk clock.Clock) (*Workload, error) {
 		}
 		w.fieldLen = h
 	}
-	if cfg.ScanLengthDist == "uniform" {
+	switch cfg.ScanLengthDist {
+	case "uniform":
 		w.scanLen = generator.NewUniform(cfg.MinScanLength, cfg.MaxScanLength)
-	} else {
+	case "constant":
+		// ycsbctl's: every scan asks for maxscanlength rows (HBase
+		// PerformanceEvaluation's scanRange10/100).
+		w.scanLen = generator.Constant{V: cfg.MaxScanLength}
+	default:
 		w.scanLen = generator.NewZipfian(cfg.MinScanLength, cfg.MaxScanLength, generator.ZipfianConstant)
 	}
 	if !cfg.FreshValues && !cfg.DataIntegrity {

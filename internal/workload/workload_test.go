@@ -815,6 +815,15 @@ func TestScanLengths(t *testing.T) {
 		}
 		assert.Greater(t, len(seen), 10, dist)
 	}
+	// constant (ycsbctl's): every scan asks for maxscanlength rows.
+	db := newFakeDB(false)
+	p := props(t, "workloade", "recordcount", "1000", "maxscanlength", "100", "scanlengthdistribution", "constant", "insertproportion", "0")
+	runWorkers(t, newWorkload(t, p), db, 1, 500)
+	scans := db.byOp("SCAN")
+	require.NotEmpty(t, scans)
+	for _, c := range scans {
+		require.Equal(t, 100, c.count)
+	}
 }
 
 func TestInsertRetryAndKeepGoing(t *testing.T) {
