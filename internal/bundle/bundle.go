@@ -27,8 +27,10 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/environ"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/outfile"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
 	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/workload"
 )
 
 // File names inside a bundle directory.
@@ -413,4 +415,30 @@ func (b *Bundle) Workload() string {
 // run.json and reports.
 func RedactArgs(args []string) []string {
 	return redact.Args(args)
+}
+
+// MainSeries is the series that stands for the run in comparisons (the
+// compare page, the workbook's Periods): the service time of the
+// operation the workload's mix weights most (workload.Config's
+// MainOperation; INSERT in a load), so that a step shows the same series
+// for every sweep value and database. When the recorded properties do not
+// parse, it is the most frequent successful series.
+func (r *Run) MainSeries() string {
+	if r.Phase == "load" {
+		return measurement.SeriesOf(measurement.Insert, measurement.Service, false).Name()
+	}
+	if cfg, err := workload.ParseConfig(properties.FromMap(r.Config.Properties)); err == nil {
+		return measurement.SeriesOf(cfg.MainOperation(), measurement.Service, false).Name()
+	}
+	best, n := "", int64(-1)
+	for _, s := range r.Summary.Series {
+		ps, ok := measurement.ParseSeries(s.Series)
+		if !ok || ps.Failed() || ps.Kind() != measurement.Service || ps.Op() == measurement.Cleanup {
+			continue
+		}
+		if s.Count > n {
+			best, n = s.Series, s.Count
+		}
+	}
+	return best
 }

@@ -173,3 +173,28 @@ func TestWriteLeavesNoTemporaryFileOnFailure(t *testing.T) {
 		t.Fatalf("a temporary file was left behind: %v", err)
 	}
 }
+
+// TestMainSeriesFollowsTheMix: the series that stands for a run is the
+// mix's heaviest operation, not whichever ran more often, so a sweep
+// shows one series for every value.
+func TestMainSeriesFollowsTheMix(t *testing.T) {
+	series := []SeriesStats{{Series: "READ", Count: 10}, {Series: "UPDATE", Count: 900}, {Series: "SCAN", Count: 5}}
+	cases := []struct {
+		phase string
+		props map[string]string
+		want  string
+	}{
+		{"run", map[string]string{"readproportion": "0.5", "updateproportion": "0.5"}, "READ"},
+		{"run", map[string]string{"readproportion": "0.05", "updateproportion": "0", "scanproportion": "0.95"}, "SCAN"},
+		{"run", map[string]string{"readproportion": "0", "updateproportion": "0", "readmodifywriteproportion": "1"}, "READ-MODIFY-WRITE"},
+		{"load", map[string]string{"readproportion": "1"}, "INSERT"},
+		// Unparseable properties: the most frequent successful series.
+		{"run", map[string]string{"readproportion": "lots"}, "UPDATE"},
+	}
+	for _, c := range cases {
+		r := &Run{Phase: c.phase, Config: Config{Properties: c.props}, Summary: Summary{Series: series}}
+		if got := r.MainSeries(); got != c.want {
+			t.Errorf("%s %v: main series %q, want %q", c.phase, c.props, got, c.want)
+		}
+	}
+}

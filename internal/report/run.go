@@ -177,21 +177,9 @@ func (r *Run) Errors() (errs, all int64) {
 	return errs, all
 }
 
-// MainSeries is the series compare uses for latency: the most frequent
-// successful service-time series.
-func (r *Run) MainSeries() string {
-	best, n := "", int64(-1)
-	for _, s := range r.B.Run.Summary.Series {
-		ps, ok := measurement.ParseSeries(s.Series)
-		if !ok || ps.Failed() || ps.Kind() != measurement.Service || ps.Op() == measurement.Cleanup {
-			continue
-		}
-		if s.Count > n {
-			best, n = s.Series, s.Count
-		}
-	}
-	return best
-}
+// MainSeries is the series compare uses for latency: the service time of
+// the operation the workload's mix weights most (bundle.Run.MainSeries).
+func (r *Run) MainSeries() string { return r.B.Run.MainSeries() }
 
 // seriesStat finds a series in a list.
 func seriesStat(list []bundle.SeriesStats, name string) (bundle.SeriesStats, bool) {

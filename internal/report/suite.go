@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -105,9 +106,12 @@ func (p *SuitePage) WriteHTML(w io.Writer, now time.Time) error {
 	return writePage(w, pageData{Title: "ycsbctl suite " + p.Name, Version: version.Version, Generated: now.UTC().Format("2006-01-02 15:04 MST"), Body: template.HTML(body.String())})
 }
 
-// sweepCharts draws, for every step swept over a numeric key, throughput
-// and p99 of the main operation against the swept value: one line per
-// database (and per value of any other swept key).
+// sweepCharts draws, for every swept step, throughput and p99 of the
+// main operation against the swept value: one line per database (and per
+// value of any other swept key). The x axis is the swept values
+// themselves, one tick each: numbers on a log scale when each is at least
+// twice the one before (1, 2, 4, ... threads), else a linear one; other
+// values (SYNC_WAL, SKIP_WAL) as categories in the order they ran.
 func (p *SuitePage) sweepCharts() []*LineChart {
 	type key struct{ step, sweepKey string }
 	var order []key
@@ -126,14 +130,18 @@ func (p *SuitePage) sweepCharts() []*LineChart {
 	var out []*LineChart
 	for _, k := range order {
 		rs := groups[k]
+		var values []string
+		for _, r := range rs {
+			if v := r.Sweep[len(r.Sweep)-1].Value; !contains(values, v) {
+				values = append(values, v)
+			}
+		}
+		axis := newSweepAxis(values)
 		// Lines: database plus the other sweep values.
 		var lines []string
 		points := map[string][][3]float64{} // x, throughput, p99
 		for _, r := range rs {
-			x, err := strconv.ParseFloat(r.Sweep[len(r.Sweep)-1].Value, 64)
-			if err != nil {
-				continue
-			}
+			x := axis.x[r.Sweep[len(r.Sweep)-1].Value]
 			name := r.Database
 			for _, o := range r.Sweep[:len(r.Sweep)-1] {
 				name += " " + o.Key + "=" + o.Value
@@ -147,11 +155,11 @@ func (p *SuitePage) sweepCharts() []*LineChart {
 			}
 			points[name] = append(points[name], [3]float64{x, r.Run.B.Run.Summary.Throughput, p99})
 		}
-		id := strings.NewReplacer(" ", "-", ".", "-").Replace(k.step + "-" + k.sweepKey)
+		id := strings.NewReplacer(" ", "-", ".", "-", "=", "-").Replace(k.step + "-" + k.sweepKey)
 		tput := &LineChart{ID: "sweep-tput-" + id, Title: fmt.Sprintf("%s: throughput vs %s", k.step, k.sweepKey), XLabel: k.sweepKey, YLabel: "ops/s",
-			Width: 590, Height: 320, XFormat: fmtNumber}
+			Width: 590, Height: 320, XTicks: axis.ticks, LogX: axis.log, XTitle: axis.title}
 		lat := &LineChart{ID: "sweep-p99-" + id, Title: fmt.Sprintf("%s: p99 latency vs %s", k.step, k.sweepKey), XLabel: k.sweepKey, YLabel: "p99",
-			Width: 590, Height: 320, XFormat: fmtNumber, YFormat: fmtMicros}
+			Width: 590, Height: 320, XTicks: axis.ticks, LogX: axis.log, XTitle: axis.title, YFormat: fmtMicros}
 		for i, name := range lines {
 			pts := points[name]
 			sort.Slice(pts, func(a, b int) bool { return pts[a][0] < pts[b][0] })
@@ -167,4 +175,63 @@ func (p *SuitePage) sweepCharts() []*LineChart {
 		out = append(out, tput, lat)
 	}
 	return out
+}
+
+// sweepAxis places swept values on a chart's x axis.
+type sweepAxis struct {
+	x     map[string]float64
+	ticks []Tick
+	log   bool
+	title func(float64) string
+}
+
+// newSweepAxis puts numbers at their value (on a log scale when every
+// value is at least double the previous, as thread and size sweeps are),
+// and anything else at its position, labelled with the value.
+func newSweepAxis(values []string) sweepAxis {
+	a := sweepAxis{x: map[string]float64{}}
+	nums := make([]float64, len(values))
+	numeric := true
+	for i, v := range values {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			numeric = false
+			break
+		}
+		nums[i] = f
+	}
+	if !numeric {
+		labels := map[float64]string{}
+		for i, v := range values {
+			a.x[v] = float64(i)
+			labels[float64(i)] = v
+			a.ticks = append(a.ticks, Tick{Value: float64(i), Label: v})
+		}
+		a.title = func(x float64) string { return labels[x] }
+		return a
+	}
+	idx := make([]int, len(values))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(i, j int) bool { return nums[idx[i]] < nums[idx[j]] })
+	a.log = len(idx) > 1 && nums[idx[0]] > 0
+	for n, i := range idx {
+		a.x[values[i]] = nums[i]
+		a.ticks = append(a.ticks, Tick{Value: nums[i], Label: fmtNumber(nums[i])})
+		if n > 0 && nums[i] < 2*nums[idx[n-1]] {
+			a.log = false
+		}
+	}
+	a.title = fmtNumber
+	return a
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }

@@ -206,7 +206,7 @@ func (d *Data) PeriodRows() [][]Cell {
 		if len(ivs) == 0 {
 			continue
 		}
-		main := mainSeries(s.Bundle.Run.Summary.Series)
+		main := s.Bundle.Run.MainSeries()
 		t0 := ivs[0].StartUnixNs
 		for _, iv := range ivs {
 			var avg float64
@@ -221,21 +221,6 @@ func (d *Data) PeriodRows() [][]Cell {
 		}
 	}
 	return normalize(rows)
-}
-
-// mainSeries is the most frequent successful service-time series.
-func mainSeries(list []bundle.SeriesStats) string {
-	best, n := "", int64(-1)
-	for _, s := range list {
-		ps, ok := measurement.ParseSeries(s.Series)
-		if !ok || ps.Failed() || ps.Kind() != measurement.Service || ps.Op() == measurement.Cleanup {
-			continue
-		}
-		if s.Count > n {
-			best, n = s.Series, s.Count
-		}
-	}
-	return best
 }
 
 // ScansHeader are the Thread scans sheet's columns.

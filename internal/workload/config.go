@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
 
@@ -322,4 +323,24 @@ func floatInto(p *properties.Properties, k string, def float64, dst *float64, pr
 	}
 	*dst = v
 	return err
+}
+
+// MainOperation is the operation the run phase's mix weights most, ties
+// going to the first in CoreWorkload's order (READ, UPDATE, INSERT, SCAN,
+// READ-MODIFY-WRITE, then ycsbctl's DELETE). Comparisons show its latency
+// for a step, so that every sweep value and database of the step shows
+// the same series whatever happened to run more often.
+func (c *Config) MainOperation() measurement.Op {
+	mix := []struct {
+		op measurement.Op
+		p  float64
+	}{{measurement.Read, c.ReadProp}, {measurement.Update, c.UpdateProp}, {measurement.Insert, c.InsertProp},
+		{measurement.Scan, c.ScanProp}, {measurement.ReadModifyWrite, c.RMWProp}, {measurement.Delete, c.DeleteProp}}
+	best := mix[0]
+	for _, m := range mix[1:] {
+		if m.p > best.p {
+			best = m
+		}
+	}
+	return best.op
 }
