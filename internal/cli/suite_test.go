@@ -89,7 +89,39 @@ func TestSuiteEndToEnd(t *testing.T) {
 	x, err := excelize.OpenFile(filepath.Join(res, "summary.xlsx"))
 	require.NoError(t, err)
 	defer func() { _ = x.Close() }()
-	assert.Equal(t, []string{"Overall", "Operations", "Periods", "Throughput chart"}, x.GetSheetList())
+	assert.Equal(t, []string{"Overall", "Operations", "Periods", "Environment", "Throughput chart"}, x.GetSheetList())
+	// Environment: the version and the command, this host, and each
+	// database as its adapter described it, from the bundles.
+	env, err := x.GetRows("Environment", excelize.Options{RawCellValue: true})
+	require.NoError(t, err)
+	assert.Equal(t, workbook.EnvironmentHeader, env[0])
+	facts := map[string]string{}
+	for _, row := range env[1:] {
+		for len(row) < 5 {
+			row = append(row, "")
+		}
+		facts[row[0]+"|"+row[1]+"|"+row[2]+"|"+row[3]] = row[4]
+	}
+	host, _ := os.Hostname()
+	assert.Equal(t, host, facts["host||local|hostname"], "%v", facts)
+	assert.NotEmpty(t, facts["host||local|cores"])
+	assert.Contains(t, facts["ycsbctl|||command"], "ycsbctl suite "+file)
+	assert.Contains(t, facts["database|basic|basic|product"], "BasicDB")
+	assert.Contains(t, facts["database|embedded|embedded|product"], "Pebble")
+	assert.Contains(t, facts["topology|embedded|"+filepath.Join(dir, "emb")+"|embedded store"], "open")
+	for _, b := range bundles {
+		e := b.Run.Environment
+		require.NotNil(t, e)
+		require.Len(t, e.Hosts, 1)
+		assert.Equal(t, "local", e.Hosts[0].Address)
+		assert.Greater(t, e.Hosts[0].Cores, 0)
+		require.NotNil(t, e.Database)
+		assert.Equal(t, b.Run.DB, e.Database.Adapter)
+		assert.Equal(t, []string{"ycsbctl", "suite", file, "--results", res}, e.Command)
+		require.NotNil(t, b.Run.Suite)
+		assert.Equal(t, "small", b.Run.Suite.Suite)
+		assert.Len(t, b.Run.Suite.Fingerprint, 32)
+	}
 	overall, err := x.GetRows("Overall", excelize.Options{RawCellValue: true})
 	require.NoError(t, err)
 	require.Len(t, overall, 1+len(bundles))

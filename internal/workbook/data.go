@@ -1,6 +1,6 @@
 // Package workbook summarises a suite's results directory: summary.xlsx
-// (sheets Overall, Operations, Periods, Thread scans and a throughput
-// chart), written with excelize so that LibreOffice and Excel open it,
+// (sheets Overall, Operations, Periods, Environment, Thread scans and a
+// throughput chart), written with excelize so that LibreOffice and Excel open it,
 // and summary.csv with the Overall rows. Every number is read from the
 // step bundles (run.json), so the workbook and the bundles never
 // disagree.

@@ -16,6 +16,7 @@ const (
 	SheetOperations = "Operations"
 	SheetPeriods    = "Periods"
 	SheetScans      = "Thread scans"
+	SheetEnv        = "Environment"
 	SheetChart      = "Throughput chart"
 )
 
@@ -40,6 +41,7 @@ func (d *Data) WriteXLSX(path string) error {
 		{SheetOverall, OverallHeader, d.OverallRows()},
 		{SheetOperations, OperationsHeader, d.OperationRows()},
 		{SheetPeriods, PeriodsHeader, d.PeriodRows()},
+		{SheetEnv, EnvironmentHeader, d.EnvironmentRows()},
 	}
 	if len(d.State.Scans) > 0 {
 		sheets = append(sheets, struct {
