@@ -70,6 +70,7 @@ func (e *suiteExecutor) Run(ctx context.Context, it *suite.Item, sp *spec.Spec, 
 		// its bundle.
 		_, _ = fmt.Fprintf(out, "ycsbctl %s (live view on the terminal; results in the step's bundle)\n", strings.Join(bundle.RedactArgs(cmdline), " "))
 	} else {
+		_, _ = fmt.Fprintf(out, "ycsbctl %s\n", strings.Join(bundle.RedactArgs(cmdline), " "))
 		child.Stdout, child.Stderr = out, out
 		child.Stdin = strings.NewReader("")
 	}

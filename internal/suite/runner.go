@@ -62,6 +62,9 @@ func (p Progress) Line() string {
 	}
 	switch p.Event {
 	case "skip":
+		if p.Status == StatusSkipped {
+			return fmt.Sprintf("suite %s: step %d/%d %s %s: skipped, the step it precedes is complete (%s)", p.Suite, p.Index, p.Total, p.Database, p.Step, eta)
+		}
 		return fmt.Sprintf("suite %s: step %d/%d %s %s: already complete, skipped (%s)", p.Suite, p.Index, p.Total, p.Database, p.Step, eta)
 	case "done":
 		return fmt.Sprintf("suite %s: step %d/%d %s %s: %s (%s)", p.Suite, p.Index, p.Total, p.Database, p.Step, p.Status, eta)
