@@ -1,6 +1,7 @@
 package hbase
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -84,11 +85,14 @@ func (d *DB) clusterStatus(ctx context.Context) (*pb.ClusterStatus, error) {
 }
 
 // regions lists the table's regions from hbase:meta, whose row keys are
-// "<table>,<start key>,<region id>...".
+// "<table>,<start key>,<region id>.<hash>.". The meta table orders rows
+// by those parts, not by bytes, so neither a start row "<table>," nor a
+// PrefixFilter (which seeks to its prefix) finds the table's first
+// region: the whole table is scanned, and it holds only one row per
+// region of the cluster.
 func (d *DB) regions(ctx context.Context) ([]environ.Partition, error) {
-	start := []byte(d.table + ",")
-	stop := []byte(d.table + string(rune(',')+1))
-	scan, err := hrpc.NewScanRange(ctx, []byte("hbase:meta"), start, stop, hrpc.Families(map[string][]string{"info": nil}))
+	prefix := []byte(d.table + ",")
+	scan, err := hrpc.NewScan(ctx, []byte("hbase:meta"), hrpc.Families(map[string][]string{"info": nil}))
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +106,9 @@ func (d *DB) regions(ctx context.Context) ([]environ.Partition, error) {
 		}
 		if err != nil {
 			return out, err
+		}
+		if len(res.Cells) == 0 || !bytes.HasPrefix(res.Cells[0].Row, prefix) {
+			continue
 		}
 		reg, addr, err := region.ParseRegionInfo(res)
 		if err != nil {

@@ -188,3 +188,28 @@ func TestResumeRefusesAnotherConfiguration(t *testing.T) {
 	assert.True(t, strings.Contains(err.Error(), "ycsbctl:") || strings.Contains(err.Error(), "no fingerprint"), err.Error())
 	_ = os.Remove(filepath.Join(dir, FileState))
 }
+
+// TestReadmeExampleExpands keeps the documented file format honest: the
+// example in workloads/suites/README.md parses and expands.
+func TestReadmeExampleExpands(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "workloads", "suites", "README.md"))
+	require.NoError(t, err)
+	text := string(b)
+	start := strings.Index(text, "```yaml\n")
+	require.GreaterOrEqual(t, start, 0)
+	text = text[start+len("```yaml\n"):]
+	text = text[:strings.Index(text, "```")]
+	f, err := Parse("README.md", []byte(text), nil)
+	require.NoError(t, err)
+	p, err := Expand(f, Options{ResultsDir: "R"})
+	require.NoError(t, err)
+	var dirs []string
+	for _, it := range p.Items {
+		if it.DB.Name == "hbase" {
+			dirs = append(dirs, filepath.Base(it.Dir))
+		}
+	}
+	assert.Contains(t, dirs, "08-wal-durability=SKIP_WAL")
+	assert.Contains(t, dirs, "09-cache-hbase.blockcache=false")
+	assert.Contains(t, dirs, "10-run-workloadc-hbase.blockcache=false", "a schema option's sweep repeats the steps after its load")
+}
