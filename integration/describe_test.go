@@ -70,7 +70,7 @@ func TestDescribeCassandra(t *testing.T) {
 	require.Len(t, d.Nodes, 1)
 	n := d.Nodes[0]
 	assert.Equal(t, net.JoinHostPort(host, port), n.Address)
-	assert.Contains(t, n.Status, "UP")
+	assert.Equal(t, "UP NORMAL", n.Status, "up, and NORMAL in gossip (system_views.gossip_info)")
 	assert.NotEmpty(t, n.DataCenter)
 	assert.NotEmpty(t, n.Rack)
 	assert.NotEmpty(t, n.Tokens, "the node's ring tokens")

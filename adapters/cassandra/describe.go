@@ -24,7 +24,7 @@ var _ adapters.Describer = (*DB)(nil)
 func (d *DB) Describe(ctx context.Context) (*environ.Database, error) {
 	out := &environ.Database{Product: "Apache Cassandra"}
 	var problems []string
-	if err := d.session.Query("SELECT release_version FROM system.local").WithContext(ctx).Scan(&out.Version); err != nil {
+	if err := d.session.Query("SELECT release_version FROM system.local").ScanContext(ctx, &out.Version); err != nil {
 		return out, fmt.Errorf("system.local: %w", err)
 	}
 	gossip, err := d.gossipStatus(ctx)
@@ -59,7 +59,7 @@ func (d *DB) Describe(ctx context.Context) (*environ.Database, error) {
 // an empty map on servers without it.
 func (d *DB) gossipStatus(ctx context.Context) (map[string]string, error) {
 	out := map[string]string{}
-	iter := d.session.Query("SELECT * FROM system_views.gossip_info").WithContext(ctx).Iter()
+	iter := d.session.Query("SELECT * FROM system_views.gossip_info").IterContext(ctx)
 	for {
 		row := map[string]any{}
 		if !iter.MapScan(row) {
@@ -90,7 +90,7 @@ func (d *DB) describeSchema(ctx context.Context, out *environ.Database) error {
 	var repl map[string]string
 	var durable bool
 	err := d.session.Query("SELECT replication, durable_writes FROM system_schema.keyspaces WHERE keyspace_name = ?", ks).
-		WithContext(ctx).Scan(&repl, &durable)
+		ScanContext(ctx, &repl, &durable)
 	if err == gocql.ErrNotFound {
 		out.Schema = append(out.Schema, environ.Setting{Name: "keyspace " + ks, Value: "does not exist"})
 		return nil
@@ -103,7 +103,7 @@ func (d *DB) describeSchema(ctx context.Context, out *environ.Database) error {
 		environ.Setting{Name: "keyspace " + ks + " durable_writes", Value: strconv.FormatBool(durable)})
 	row := map[string]any{}
 	if err := d.session.Query("SELECT * FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?", ks, table).
-		WithContext(ctx).MapScan(row); err != nil {
+		MapScanContext(ctx, row); err != nil {
 		if err == gocql.ErrNotFound {
 			out.Schema = append(out.Schema, environ.Setting{Name: "table " + ks + "." + table, Value: "does not exist"})
 			return nil
@@ -122,7 +122,7 @@ func (d *DB) describeSchema(ctx context.Context, out *environ.Database) error {
 	}
 	var cols []string
 	iter := d.session.Query("SELECT column_name, kind, type FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?", ks, table).
-		WithContext(ctx).Iter()
+		IterContext(ctx)
 	var name, kind, typ string
 	for iter.Scan(&name, &kind, &typ) {
 		c := name + " " + typ

@@ -96,6 +96,18 @@ func TestCoordinatorViews(t *testing.T) {
 	if len(r.B.Run.Agents) != 2 || r.B.Run.Summary.Operations != 6000 {
 		t.Fatalf("bundle: %d agents, %d operations", len(r.B.Run.Agents), r.B.Run.Summary.Operations)
 	}
+	// The environment: each agent's host from its Hello reply, and the
+	// database as agent 0 described it.
+	env := r.B.Run.Environment
+	if env == nil || len(env.Hosts) != 2 || env.Hosts[0].Address != addrs[0] || env.Hosts[1].Address != addrs[1] || env.Hosts[0].Cores == 0 {
+		t.Fatalf("environment hosts: %+v", env)
+	}
+	if db := env.Database; db == nil || db.DescribedBy != addrs[0] || !strings.Contains(db.Product, "BasicDB") {
+		t.Errorf("environment database: %+v", env.Database)
+	}
+	if env.Version == "" || len(env.Command) == 0 || env.Command[1] != "coordinator" {
+		t.Errorf("environment version %q, command %v", env.Version, env.Command)
+	}
 	hs, err := r.B.Histograms()
 	if err != nil || len(hs.Agents) != 2 {
 		t.Fatalf("merged.hlog: %v, %d agents", err, len(hs.Agents))

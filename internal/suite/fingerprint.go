@@ -68,7 +68,8 @@ func Fingerprint(def, props map[string]string) string {
 	write := func(kind string, m map[string]string) {
 		for _, k := range sortedKeys(m) {
 			// Lengths make the encoding unambiguous whatever the text.
-			fmt.Fprintf(h, "%s %d:%s=%d:%s\n", kind, len(k), k, len(m[k]), m[k])
+			// A hash never fails to write.
+			_, _ = fmt.Fprintf(h, "%s %d:%s=%d:%s\n", kind, len(k), k, len(m[k]), m[k])
 		}
 	}
 	write("def", def)
