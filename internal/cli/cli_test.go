@@ -305,9 +305,9 @@ func TestWorkloadsCommand(t *testing.T) {
 	r := execute(t, "", "workloads")
 	require.Equal(t, 0, r.code, r.stderr)
 	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
-	assert.Len(t, lines, 16)
+	assert.Len(t, lines, 21)
 	for _, l := range lines {
-		assert.Regexp(t, `^(workload[a-g]|comparison2014-\w+)\s+\S`, l)
+		assert.Regexp(t, `^(workload[a-g]|comparison2014-\w+|hbase-pe-\w+)\s+\S`, l)
 	}
 	assert.Contains(t, r.stdout, "workloadg")
 	assert.Contains(t, r.stdout, "comparison2014-bulkload")
