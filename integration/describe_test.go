@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -132,6 +133,29 @@ func TestDescribeHBase(t *testing.T) {
 	assert.Equal(t, "false", bc)
 	gz, _ := setting(d, "family family COMPRESSION")
 	assert.Equal(t, "GZ", gz)
+
+	// An agent opens, describes and closes a DB every run: the admin
+	// client Describe opens (its own ZooKeeper session) must close too.
+	info, _ := adapters.Lookup("hbase")
+	props := properties.FromMap(map[string]string{"hbase.zookeeper.quorum": quorum, "table": "ycsbctl_describe", "columnfamily": "family"})
+	cycle := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		db, err := info.Driver.Open(ctx, props)
+		require.NoError(t, err)
+		adapters.Describe(ctx, "hbase", db)
+		require.NoError(t, db.(adapters.Closer).Close())
+	}
+	cycle()
+	base := runtime.NumGoroutine()
+	for range 5 {
+		cycle()
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for runtime.NumGoroutine() > base+5 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), base+5, "goroutines left by 5 open-describe-close cycles (%d before)", base)
 }
 
 func TestDescribeMongoDB(t *testing.T) {

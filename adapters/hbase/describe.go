@@ -69,11 +69,7 @@ func serverName(s *pb.ServerName) string {
 func (d *DB) clusterStatus(ctx context.Context) (*pb.ClusterStatus, error) {
 	call := hrpc.NewClusterStatus()
 	call.SetContext(ctx)
-	s, ok := d.adminClient().(rpcSender)
-	if !ok {
-		return nil, errors.New("this gohbase admin client cannot send RPCs")
-	}
-	msg, err := s.SendRPC(call)
+	msg, err := d.sendAdmin(call)
 	if err != nil {
 		return nil, err
 	}
@@ -153,11 +149,7 @@ func (c descriptorsCall) ToProto() proto.Message {
 func (d *DB) tableSchema(ctx context.Context) ([]environ.Setting, error) {
 	call := descriptorsCall{ClusterStatus: hrpc.NewClusterStatus(), table: d.table}
 	call.SetContext(ctx)
-	s, ok := d.adminClient().(rpcSender)
-	if !ok {
-		return nil, errors.New("this gohbase admin client cannot send RPCs")
-	}
-	msg, err := s.SendRPC(call)
+	msg, err := d.sendAdmin(call)
 	if err != nil {
 		return nil, err
 	}

@@ -154,6 +154,7 @@ func init() {
 type DB struct {
 	client     gohbase.Client
 	quorum     string
+	znode      string
 	opts       []gohbase.Option
 	table      string
 	tableBytes []byte
@@ -295,8 +296,9 @@ func open(ctx context.Context, p *properties.Properties) (adapters.DB, error) {
 		}
 		flush = time.Duration(n) * time.Millisecond
 	}
+	d.znode = p.String(propZnodeParent, "/hbase")
 	d.opts = []gohbase.Option{
-		gohbase.ZookeeperRoot(p.String(propZnodeParent, "/hbase")),
+		gohbase.ZookeeperRoot(d.znode),
 		gohbase.RpcQueueSize(queue),
 		gohbase.FlushInterval(flush),
 		// Bound internal waits by the call timeout too, so a dead

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tsuna/gohbase"
@@ -32,9 +33,34 @@ func (d *DB) adminClient() gohbase.AdminClient {
 	d.adminMu.Lock()
 	defer d.adminMu.Unlock()
 	if d.admin == nil {
-		d.admin = gohbase.NewAdminClient(d.quorum, d.opts...)
+		d.admin = sharedAdmin(d.quorum+"\x00"+d.znode, func() gohbase.AdminClient { return gohbase.NewAdminClient(d.quorum, d.opts...) })
 	}
 	return d.admin
+}
+
+// admins are this process' admin clients, one per cluster (quorum and
+// root znode). This gohbase's admin client cannot be closed (its Close
+// closes a nil channel) and keeps a connection to the master, so one per
+// DB would leak a connection for every run of a long-lived agent (which
+// opens, describes and closes a DB per run). Calls carry their own
+// contexts, so one client serves every caller.
+var admins struct {
+	sync.Mutex
+	m map[string]gohbase.AdminClient
+}
+
+func sharedAdmin(key string, create func() gohbase.AdminClient) gohbase.AdminClient {
+	admins.Lock()
+	defer admins.Unlock()
+	if a, ok := admins.m[key]; ok {
+		return a
+	}
+	if admins.m == nil {
+		admins.m = map[string]gohbase.AdminClient{}
+	}
+	a := create()
+	admins.m[key] = a
+	return a
 }
 
 func (d *DB) schemaCtx(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -257,14 +283,20 @@ type rpcSender interface {
 	SendRPC(hrpc.Call) (proto.Message, error)
 }
 
+// sendAdmin sends a call gohbase's AdminClient has no method for to the
+// master.
+func (d *DB) sendAdmin(c hrpc.Call) (proto.Message, error) {
+	s, ok := d.adminClient().(rpcSender)
+	if !ok {
+		return nil, fmt.Errorf("hbase: this gohbase admin client cannot send %s", c.Name())
+	}
+	return s.SendRPC(c)
+}
+
 // createTable sends the request to the master and waits for the create
 // procedure to finish, as AdminClient.CreateTable does.
 func (d *DB) createTable(ctx context.Context, c createTableCall) error {
-	s, ok := d.adminClient().(rpcSender)
-	if !ok {
-		return fmt.Errorf("hbase: this gohbase admin client cannot send table attributes")
-	}
-	msg, err := s.SendRPC(c)
+	msg, err := d.sendAdmin(c)
 	if err != nil {
 		return err
 	}
@@ -274,7 +306,7 @@ func (d *DB) createTable(ctx context.Context, c createTableCall) error {
 	}
 	backoff := 50 * time.Millisecond
 	for {
-		msg, err := s.SendRPC(hrpc.NewGetProcedureState(ctx, resp.GetProcId()))
+		msg, err := d.sendAdmin(hrpc.NewGetProcedureState(ctx, resp.GetProcId()))
 		if err != nil {
 			return err
 		}
