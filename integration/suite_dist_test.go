@@ -143,7 +143,7 @@ func TestSuiteDistributedTLS(t *testing.T) {
 
 	// The agents stop the orphaned load by themselves (lease 2 s).
 	for i, a := range agents {
-		waitLine(t, a, killed, regexp.MustCompile(`load stopped|released`), time.Minute, "agent "+addrs[i]+" ending the orphaned run")
+		waitStderrMatch(t, a, killed, regexp.MustCompile(`load stopped|released`), time.Minute, "agent "+addrs[i]+" ending the orphaned run")
 	}
 
 	logsBefore, _ := os.ReadDir(filepath.Join(res, "logs"))
@@ -199,9 +199,9 @@ func TestSuiteDistributedTLS(t *testing.T) {
 	checkDistWorkbook(t, filepath.Join(res, "summary.xlsx"), addrs)
 }
 
-// waitLine waits for a line matching re that p printed on stderr after
+// waitStderrMatch waits for a line matching re that p printed on stderr after
 // since; it fails with p's output when none comes within bound.
-func waitLine(t *testing.T, p *cliProc, since time.Time, re *regexp.Regexp, bound time.Duration, what string) {
+func waitStderrMatch(t *testing.T, p *cliProc, since time.Time, re *regexp.Regexp, bound time.Duration, what string) {
 	t.Helper()
 	deadline := time.Now().Add(bound)
 	for time.Now().Before(deadline) {

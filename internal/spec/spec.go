@@ -278,6 +278,7 @@ const (
 
 // DefaultStopGrace is PropStopGrace's default.
 const DefaultStopGrace = 10 * time.Second
+
 // NotMeasured reports whether a property leaves what a complete run
 // measures unchanged: it only says where or how results are shown (the
 // bundle's directory and its overwrite, the live view, /metrics, status
