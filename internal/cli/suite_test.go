@@ -347,6 +347,12 @@ steps:
 		ids[d] = b.Run.RunID
 	}
 	logsBefore, _ := os.ReadDir(filepath.Join(res, "logs"))
+	logText := map[string]string{}
+	for _, e := range logsBefore {
+		b, err := os.ReadFile(filepath.Join(res, "logs", e.Name()))
+		require.NoError(t, err)
+		logText[e.Name()] = string(b)
+	}
 
 	// Resuming with another configuration is refused before anything
 	// runs, naming the steps and the property (issue 19: a changed -p
@@ -375,6 +381,13 @@ steps:
 	}
 	logsAfter, _ := os.ReadDir(filepath.Join(res, "logs"))
 	assert.Equal(t, len(logsBefore)+2, len(logsAfter), "only the two missing steps ran")
+	// The interrupted attempt's logs are part of the record: a resumed
+	// suite adds to them and never truncates one.
+	for name, text := range logText {
+		b, err := os.ReadFile(filepath.Join(res, "logs", name))
+		require.NoError(t, err)
+		assert.True(t, strings.HasPrefix(string(b), text), "log %s lost the first attempt's output", name)
+	}
 	st, err = suite.ReadState(res)
 	require.NoError(t, err)
 	assert.False(t, st.Interrupted)

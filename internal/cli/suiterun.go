@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/ycsbctl/ycsbctl/coordinator"
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/suite"
@@ -83,12 +85,17 @@ func (e *suiteExecutor) Run(ctx context.Context, it *suite.Item, sp *spec.Spec, 
 
 // log opens the next log file under DIR/logs; the writer tees to the
 // suite's stderr. The log is a convenience copy: without it the output
-// still reaches stderr.
+// still reaches stderr. A resumed suite numbers its logs from 1 again, so
+// a log that exists is appended to under a line naming the new attempt:
+// the interrupted attempt's output is part of the record.
 func (e *suiteExecutor) log(name string) (io.Writer, func()) {
 	e.n++
 	path := filepath.Join(e.plan.ResultsDir, "logs", fmt.Sprintf("%03d-%s.log", e.n, name))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-		if lf, err := os.Create(path); err == nil {
+		if lf, err := outfile.Append(path, 0o644); err == nil {
+			if st, err := lf.Stat(); err == nil && st.Size() > 0 {
+				fmt.Fprintf(lf, "\n--- resumed %s ---\n", time.Now().UTC().Format(time.RFC3339))
+			}
 			return &lockedWriter{w: io.MultiWriter(e.out, lf)}, func() { _ = lf.Close() }
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 )
@@ -196,7 +197,10 @@ func (r *Runner) Run(ctx context.Context) (*State, exitcode.Code) {
 		return st, exitcode.Failure
 	}
 	if len(p.File.Source) > 0 {
-		_ = os.WriteFile(filepath.Join(p.ResultsDir, FileSource), p.File.Source, 0o644)
+		if err := outfile.Write(filepath.Join(p.ResultsDir, FileSource), p.File.Source, 0o644); err != nil {
+			r.logf("suite %s: %v\n", p.File.Name, err)
+			return st, exitcode.Failure
+		}
 	}
 	r.save()
 
