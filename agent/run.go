@@ -256,12 +256,23 @@ func (r *heldRun) handOver(reason string, force <-chan struct{}) {
 	why := "agent stopped by " + reason + " on its host"
 	r.mu.Lock()
 	state := r.state
-	if state != pb.RunState_RUN_STATE_RUNNING && state != pb.RunState_RUN_STATE_FINISHED {
-		stage := "prepare"
-		if state == pb.RunState_RUN_STATE_READY {
-			stage = "start"
+	switch state {
+	case pb.RunState_RUN_STATE_READY:
+		// Prepared, its Start not yet here (it may be on its way): the
+		// agent left the run before measuring anything, which is a
+		// departure like a stop mid-run, not a failure of the run. An
+		// empty Final says so; the coordinator's loss policy decides
+		// (whether the Start had arrived must not change the verdict).
+		r.setCauseLocked(pb.StopCause_STOP_CAUSE_SIGNAL, why)
+		f := &pb.Final{AgentIndex: r.index, Stopped: why, StopCause: r.cause}
+		if p := r.prepared; p != nil && p.Raw != nil {
+			var none int64
+			f.RawSamplesDropped = &none
 		}
-		r.sendLocked(failed(r.index, stage, why))
+		r.finishLocked(f)
+	case pb.RunState_RUN_STATE_RUNNING, pb.RunState_RUN_STATE_FINISHED:
+	default:
+		r.sendLocked(failed(r.index, "prepare", why))
 	}
 	r.mu.Unlock()
 	if state == pb.RunState_RUN_STATE_RUNNING {

@@ -233,8 +233,14 @@ func (c *Coordinator) handleMsg(a *agentRun, m *pb.AgentMsg) error {
 		}
 		a.lagNs = hb.LagNs
 	case *pb.AgentMsg_Final:
-		c.onFinal(a, x.Final)
 		a.conn.send(&pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Ack{Ack: &pb.Ack{Final: true}}})
+		if c.phase == phasePreparing && x.Final.Stopped != "" {
+			// Stopped on its host before the run could start: the plan
+			// cannot start as prepared.
+			c.transition(a, stFailed, "prepare: "+x.Final.Stopped)
+			return exitcode.Wrap(exitcode.Failure, c.agentErr(a, "failed to prepare: %s", x.Final.Stopped))
+		}
+		c.onFinal(a, x.Final)
 	}
 	return nil
 }

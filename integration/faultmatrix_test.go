@@ -346,6 +346,19 @@ func faultRows() []faultRow {
 			when: atLine("Starting test on"), fault: signalAgent(2, syscall.SIGTERM),
 			exit: 0, status: "partial", states: map[int]string{0: "finished", 1: "finished", 2: "stopped"}, detect: "agent 2 (", dead: []int{2},
 			stderr: []string{"agent stopped by SIGTERM on its host"}, notStderr: []string{" lost: "}},
+		// The same with the Start still on its way to the agent (held by
+		// its bridge): whether the Start arrived before the signal must
+		// not change the verdict (it once turned a departure into a
+		// failed run, exit 1, on a loaded machine).
+		{name: "agent-term-start-in-flight", bridged: true, extra: []string{"--on-agent-loss", "continue"},
+			when: func(e *faultEnv) {
+				waitLine(e.t, e.agents[2].proc, "preparing", e.coord.start, time.Minute)
+				e.agents[2].br.Delay(1500 * time.Millisecond)
+				waitLine(e.t, e.coord, "Starting test on", e.coord.start, time.Minute)
+			},
+			fault: signalAgent(2, syscall.SIGTERM),
+			exit:  0, status: "partial", states: map[int]string{0: "finished", 1: "finished", 2: "stopped"}, detect: "agent 2 (", dead: []int{2},
+			stderr: []string{"agent stopped by SIGTERM on its host"}, notStderr: []string{" lost: ", "failed"}},
 		{name: "agent-term-midrun-continue", extra: []string{"--on-agent-loss", "continue"}, fault: signalAgent(2, syscall.SIGTERM),
 			exit: 0, status: "partial", states: map[int]string{0: "finished", 1: "finished", 2: "stopped"}, detect: "agent 2 (", dead: []int{2},
 			stderr: []string{"agent stopped by SIGTERM on its host"}, notStderr: []string{" lost: ", "silent for"},
