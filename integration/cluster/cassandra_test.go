@@ -18,12 +18,17 @@ import (
 // default). Heaps are small so that three nodes, four agents and the rest
 // of CI fit the 2-core machine.
 const (
-	dbNodes      = 3
-	cassHeap     = "512M"
-	cassRecords  = 10000
-	cassRunOps   = 20000
-	cassThreads  = 4 // per agent
-	nodeStartMax = 4 * time.Minute
+	dbNodes     = 3
+	cassHeap    = "512M"
+	cassRecords = 10000
+	cassRunOps  = 20000
+	cassThreads = 4 // per agent
+	// A node's start and the ring's settling follow progress (the node's
+	// log growing, nodes changing state) up to these overall bounds.
+	nodeStartMax = 8 * time.Minute
+	ringMax      = 5 * time.Minute
+	cassStall    = 2 * time.Minute
+	cassLog      = "/var/lib/ycsbctl-cassandra/logs/system.log"
 	// cassReadTimeout is the adapter's cassandra.readtimeoutmillis
 	// (default 12 s): how long a request may wait on a node that went away.
 	cassReadTimeout = 12 * time.Second
@@ -57,20 +62,20 @@ func (e *env) hostScript(n int, script string, args ...string) (string, error) {
 	return e.clusterErr(append([]string{"exec", fmt.Sprintf("h%d", n), "bash", filepath.Join(e.root, "integration/cluster", script)}, args...)...)
 }
 
-// waitNode polls until hN's node serves CQL on its own address.
+// waitNode polls until hN's node serves CQL on its own address, as long
+// as its log grows; a unit that failed ends the wait at once.
 func (e *env) waitNode(n int, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
+	w := progressWait{what: fmt.Sprintf("h%d: Cassandra serving CQL on %s", n, addr(n)), limit: limit, stall: cassStall, every: time.Second}
+	return w.run(func() (bool, string, error) {
 		if _, err := e.nodeScript(n, "ready", addr(n)); err == nil {
-			return nil
+			return true, "", nil
 		}
 		st, _ := e.clusterErr("exec", fmt.Sprintf("h%d", n), "systemctl", "is-active", "cassandra")
-		if strings.TrimSpace(st) == "failed" || time.Now().After(deadline) {
-			log, _ := e.clusterErr("exec", fmt.Sprintf("h%d", n), "tail", "-n", "30", "/var/lib/ycsbctl-cassandra/logs/system.log")
-			return fmt.Errorf("h%d: Cassandra not serving after %s (unit %s):\n%s", n, limit, strings.TrimSpace(st), log)
+		if st = strings.TrimSpace(st); st == "failed" {
+			return false, "", errUnitFailed
 		}
-		time.Sleep(time.Second)
-	}
+		return false, "unit " + st + ", " + e.logSize(n, cassLog), nil
+	}, func() string { return e.unitDiag(n, "cassandra", cassLog) })
 }
 
 // startCassandraCluster starts the seed h1, then h2 and h3 together (their
@@ -100,26 +105,48 @@ func startCassandraCluster(t *testing.T, e *env) error {
 			return err
 		}
 	}
-	if err := e.waitUN(time.Minute); err != nil {
+	if err := e.waitUN(); err != nil {
 		return err
 	}
 	figure(t, "cassandra: %d nodes UN after %s (heap %s each)", dbNodes, time.Since(start).Round(100*time.Millisecond), cassHeap)
 	return nil
 }
 
-// waitUN waits until nodetool on h1 shows every node Up and Normal.
-func (e *env) waitUN(limit time.Duration) error {
+// waitUN waits until nodetool on h1 shows every node Up and Normal, as
+// long as the nodes change state or write to their logs (joining,
+// streaming, gossip settling).
+func (e *env) waitUN() error {
 	var st string
-	var err error
-	for deadline := time.Now().Add(limit); ; {
+	w := progressWait{what: fmt.Sprintf("nodetool status on h1 showing %d nodes UN", dbNodes), limit: ringMax, stall: cassStall, every: 2 * time.Second}
+	return w.run(func() (bool, string, error) {
+		var err error
 		if st, err = e.nodetool(1, "status"); err == nil && strings.Count(st, "\nUN ") == dbNodes {
-			return nil
+			return true, "", nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("nodetool status on h1 does not show %d nodes UN after %s: %v\n%s", dbNodes, limit, err, st)
+		mark := strings.Join(ringStates(st), " ")
+		for n := 1; n <= dbNodes; n++ {
+			mark += fmt.Sprintf(", h%d %s", n, e.logSize(n, cassLog))
 		}
-		time.Sleep(2 * time.Second)
+		return false, mark, err
+	}, func() string {
+		d := "== nodetool status on h1\n" + st + "\n"
+		for n := 1; n <= dbNodes; n++ {
+			d += e.unitDiag(n, "cassandra", cassLog)
+		}
+		return d
+	})
+}
+
+// ringStates is each node's state and address from nodetool status
+// ("UN 10.77.0.11").
+func ringStates(status string) []string {
+	var s []string
+	for _, l := range strings.Split(status, "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && len(f[0]) == 2 && strings.ContainsAny(f[0][:1], "UD") && strings.ContainsAny(f[0][1:], "NLJM") {
+			s = append(s, f[0]+" "+f[1])
+		}
 	}
+	return s
 }
 
 // nodetool runs Cassandra's nodetool inside hN against its local JMX port.

@@ -30,9 +30,21 @@
 #
 # Files for Ansible go to $WORK: inventory.ini, ssh_config, id_ed25519.
 # A failed `up` takes down what it brought up.
+#
+# There is one cluster per machine (its bridge, addresses and host names are
+# fixed), so `up` and `down` hold the machine's cluster lock ($LOCK, flock;
+# the holder's PID inside) and refuse while another process holds it. The
+# cluster test holds it for its whole life and hands it to the cluster.sh it
+# runs as the file descriptor $YCSBCTL_CLUSTER_LOCK_FD. `down` takes down
+# any cluster on the machine, whoever brought it up and wherever its
+# $YCSBCTL_CLUSTER_DIR was.
 set -euo pipefail
 
 WORK="${YCSBCTL_CLUSTER_DIR:-/var/tmp/ycsbctl-cluster}"
+LOCK="${YCSBCTL_CLUSTER_LOCK:-/run/lock/ycsbctl-cluster.lock}"
+# The source name of the cluster's tmpfs: how `down` finds it wherever it is
+# mounted.
+TMPFS=ycsbctl-cluster
 BRIDGE=ycsbctl-br0
 NET=10.77.0
 CGROOT=/sys/fs/cgroup/unified
@@ -55,6 +67,26 @@ need_tools() {
 
 host_addr() { echo "$NET.$((10 + $1))"; }
 
+# take_lock: hold the machine's cluster lock until this script exits, or
+# die naming its holder. A caller that holds it already passes its
+# descriptor (YCSBCTL_CLUSTER_LOCK_FD): locking the same open file again
+# succeeds.
+take_lock() {
+	local fd="${YCSBCTL_CLUSTER_LOCK_FD:-}"
+	if [ -n "$fd" ]; then
+		[[ "$fd" =~ ^[0-9]+$ ]] && flock -n "$fd" || die "YCSBCTL_CLUSTER_LOCK_FD=$fd is not a descriptor holding the cluster lock"
+		return 0
+	fi
+	mkdir -p "$(dirname "$LOCK")"
+	exec 9<>"$LOCK"
+	if ! flock -n 9; then
+		local holder
+		holder="$(head -c 32 "$LOCK" | tr -cd 0-9)"
+		die "the cluster lock $LOCK is held by PID ${holder:-?} ($(tr '\0' ' ' <"/proc/$holder/cmdline" 2>/dev/null || echo gone)): a cluster test or another cluster.sh is using the cluster"
+	fi
+	echo $$ >"$LOCK"
+}
+
 # cg_pids N: every process in hN's cgroup tree, as the machine sees them.
 cg_pids() {
 	local cg="$CGROOT/ycsbctl-h$1"
@@ -75,13 +107,24 @@ pid1() {
 	return 1
 }
 
+# hosts_up: the numbers of the hosts this machine has: those of $WORK,
+# and any other cluster's (its cgroups and network namespaces), so that
+# `down` also takes down a cluster left by a run that was killed with
+# another $YCSBCTL_CLUSTER_DIR.
 hosts_up() {
-	local n
-	for d in "$WORK"/h*; do
-		[ -d "$d" ] || continue
-		n="${d##*/h}"
-		echo "$n"
-	done | sort -n
+	{
+		for d in "$WORK"/h* "$CGROOT"/ycsbctl-h*; do
+			[ -d "$d" ] || continue
+			echo "${d##*ycsbctl-h}" | sed 's|.*/h||'
+		done
+		ip netns list | awk '/^ycsbctl-h[0-9]+/{sub("ycsbctl-h", "", $1); print $1}'
+	} | grep -E '^[0-9]+$' | sort -nu
+}
+
+# cluster_mounts: every mount point of a cluster tmpfs on the machine,
+# deepest first (/proc/mounts escapes blanks as octal).
+cluster_mounts() {
+	awk -v src="$TMPFS" '$1 == src {print $2}' /proc/self/mounts | while IFS= read -r m; do printf '%b\n' "$m"; done | sort -r
 }
 
 # prepare_upper N: the files that make hN a host of its own, written into
@@ -132,6 +175,9 @@ boot() {
 	# Everything of this host lives in its own cgroup, which the host sees as
 	# its root (cgroup namespace), so systemd manages only its own subtree.
 	(
+		# The host outlives this script: it must not hold the cluster lock.
+		exec 9>&-
+		[ -z "${YCSBCTL_CLUSTER_LOCK_FD:-}" ] || eval "exec ${YCSBCTL_CLUSTER_LOCK_FD}>&-"
 		echo $BASHPID >"$cg/cgroup.procs"
 		exec ip netns exec "ycsbctl-h$n" \
 			unshare --pid --mount --uts --ipc --cgroup --fork --propagation private \
@@ -312,7 +358,11 @@ down() {
 	done
 	for ns in $(ip netns list | awk '/^ycsbctl-h[0-9]+/{print $1}'); do ip netns del "$ns"; done
 	for l in $(ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep '^ycsbctl-' || true); do ip link del "$l" 2>/dev/null || true; done
-	if mountpoint -q "$WORK/state" 2>/dev/null; then umount "$WORK/state" || umount -l "$WORK/state"; fi
+	local m
+	cluster_mounts | while IFS= read -r m; do
+		say "down: unmounting the cluster tmpfs at $m"
+		umount "$m" 2>/dev/null || umount -l "$m"
+	done
 	rm -rf "$WORK"
 	local left
 	left="$(ip netns list | grep '^ycsbctl-' || true)$(ip -o link show | grep -o 'ycsbctl-[a-z0-9]*' || true)$(grep ycsbctl /proc/mounts || true)"
@@ -335,8 +385,8 @@ status() {
 cmd="${1:-}"
 shift || true
 case "$cmd" in
-up) up "$@" ;;
-down) need_tools; down ;;
+up) take_lock; up "$@" ;;
+down) need_tools; take_lock; down ;;
 status) status ;;
 exec)
 	[ $# -ge 2 ] || die "exec: expected HOST CMD..."

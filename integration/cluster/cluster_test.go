@@ -8,7 +8,6 @@ package cluster
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -42,6 +41,7 @@ type env struct {
 	dbInventory string
 	agents      []string // host:port of every agent, in order
 	hostAddrs   []string
+	lock        *os.File // the machine's cluster lock, held (cluster_lock_test.go)
 }
 
 func (e *env) cmd(ctx context.Context, name string, args ...string) *exec.Cmd {
@@ -64,7 +64,13 @@ func (e *env) cluster(t testing.TB, args ...string) string {
 func (e *env) clusterErr(args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	out, err := e.cmd(ctx, filepath.Join(e.root, "integration/cluster/cluster.sh"), args...).CombinedOutput()
+	c := e.cmd(ctx, filepath.Join(e.root, "integration/cluster/cluster.sh"), args...)
+	if e.lock != nil && len(args) > 0 && (args[0] == "up" || args[0] == "down") {
+		// cluster.sh up and down hold the lock this test holds.
+		c.ExtraFiles = []*os.File{e.lock}
+		c.Env = append(c.Env, lockFDEnv+"=3")
+	}
+	out, err := c.CombinedOutput()
 	return string(out), err
 }
 
@@ -137,15 +143,19 @@ func findPlaybook(t *testing.T, root string) string {
 // leftovers lists what a cluster could leave on the machine.
 func leftovers() string {
 	var b strings.Builder
-	if out, _ := exec.Command("ip", "netns", "list").Output(); bytes.Contains(out, []byte("ycsbctl-")) {
-		fmt.Fprintf(&b, "netns: %s\n", out)
+	lines := func(what string, out []byte) {
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.Contains(l, "ycsbctl") {
+				fmt.Fprintf(&b, "%s: %s\n", what, strings.TrimSpace(l))
+			}
+		}
 	}
-	if out, _ := exec.Command("ip", "-o", "link", "show").Output(); bytes.Contains(out, []byte("ycsbctl-")) {
-		fmt.Fprintf(&b, "links: %s\n", out)
-	}
-	if m, _ := os.ReadFile("/proc/mounts"); bytes.Contains(m, []byte("ycsbctl")) {
-		fmt.Fprintf(&b, "mounts: %s\n", m)
-	}
+	out, _ := exec.Command("ip", "netns", "list").Output()
+	lines("netns", out)
+	out, _ = exec.Command("ip", "-o", "link", "show").Output()
+	lines("link", out)
+	out, _ = os.ReadFile("/proc/self/mounts")
+	lines("mount", out)
 	for _, root := range []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup"} {
 		if m, _ := filepath.Glob(filepath.Join(root, "ycsbctl-h*")); len(m) > 0 {
 			fmt.Fprintf(&b, "cgroups: %v\n", m)
@@ -217,9 +227,8 @@ func TestCluster(t *testing.T) {
 	root := filepath.Clean(filepath.Join(wd, "../.."))
 	e := &env{root: root, work: filepath.Join(os.TempDir(), fmt.Sprintf("ycsbctl-cluster-test-%d", os.Getpid())),
 		playbook: findPlaybook(t, root), tmp: t.TempDir()}
-	if l := leftovers(); l != "" {
-		t.Fatalf("a cluster is already up on this machine; take it down first (integration/cluster/cluster.sh down):\n%s", l)
-	}
+	e.lock = holdClusterLock(t)
+	e.clearStale(t)
 	start := time.Now()
 	t.Cleanup(func() {
 		out, err := e.clusterErr("down")

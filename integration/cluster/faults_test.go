@@ -485,7 +485,7 @@ func testNodesStopped(t *testing.T, e *env) {
 			t.Fatal(err)
 		}
 	}
-	if err := e.waitUN(2 * time.Minute); err != nil {
+	if err := e.waitUN(); err != nil {
 		t.Fatal(err)
 	}
 	figure(t, "cassandra-nodes: h2 and h3 serving again, 3 nodes UN, %s after restart", time.Since(start).Round(100*time.Millisecond))

@@ -41,9 +41,13 @@ const (
 	hbaseRecords    = 10000
 	hbaseRunOps     = 10000
 	hbaseThreads    = 8 // per agent
-	hbaseStartMax   = 3 * time.Minute
-	hbaseFamily     = "family"
-	hbaseTable      = "usertable"
+	// Start-ups follow progress (the daemon's log growing, the master's
+	// answers changing) up to these overall bounds.
+	hbaseStartMax  = 6 * time.Minute
+	hbaseDaemonMax = 3 * time.Minute
+	hbaseStall     = 90 * time.Second
+	hbaseFamily    = "family"
+	hbaseTable     = "usertable"
 )
 
 var hbaseRSHosts = []int{2, 3}
@@ -70,21 +74,31 @@ func (e *env) hbaseNode(n int, args ...string) (string, error) {
 	return e.hostScript(n, "hbase-node.sh", args...)
 }
 
-// waitHBaseDaemon polls hbase-node.sh ready until hN's daemon serves; a
-// unit that failed ends the wait at once, with its log.
+func hbaseLog(role string) string { return "/var/lib/ycsbctl-hbase/logs/" + role + ".log" }
+
+// waitHBaseDaemon polls hbase-node.sh ready until hN's daemon serves, as
+// long as its log grows; a unit that failed ends the wait at once.
 func (e *env) waitHBaseDaemon(n int, role string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
+	w := progressWait{what: fmt.Sprintf("h%d: HBase %s serving", n, role), limit: limit, stall: hbaseStall, every: 500 * time.Millisecond}
+	return w.run(func() (bool, string, error) {
 		if _, err := e.hbaseNode(n, "ready", role, addr(n)); err == nil {
-			return nil
+			return true, "", nil
 		}
 		st, _ := e.clusterErr("exec", fmt.Sprintf("h%d", n), "systemctl", "is-active", "hbase-"+role)
-		if strings.TrimSpace(st) == "failed" || time.Now().After(deadline) {
-			log, _ := e.clusterErr("exec", fmt.Sprintf("h%d", n), "tail", "-n", "40", "/var/lib/ycsbctl-hbase/logs/"+role+".log")
-			return fmt.Errorf("h%d: HBase %s not serving after %s (unit %s):\n%s", n, role, limit, strings.TrimSpace(st), log)
+		if st = strings.TrimSpace(st); st == "failed" {
+			return false, "", errUnitFailed
 		}
-		time.Sleep(500 * time.Millisecond)
+		return false, "unit " + st + ", " + e.logSize(n, hbaseLog(role)), nil
+	}, func() string { return e.unitDiag(n, "hbase-"+role, hbaseLog(role)) })
+}
+
+// hbaseDiag is every HBase daemon's unit, journal and log.
+func (e *env) hbaseDiag() string {
+	var b strings.Builder
+	for _, d := range hbaseDaemons() {
+		b.WriteString(e.unitDiag(d.n, "hbase-"+d.role, hbaseLog(d.role)))
 	}
+	return b.String()
 }
 
 // startHBaseCluster starts ZooKeeper, then the master and both region
@@ -99,7 +113,7 @@ func startHBaseCluster(t *testing.T, e *env) error {
 	if out, err := e.hbaseNode(m, "install", "zookeeper", addr(m), addr(m), hbaseZKHeap, lib); err != nil {
 		return fmt.Errorf("h%d: hbase-node.sh install zookeeper: %v\n%s", m, err, out)
 	}
-	if err := e.waitHBaseDaemon(m, "zookeeper", time.Minute); err != nil {
+	if err := e.waitHBaseDaemon(m, "zookeeper", hbaseDaemonMax); err != nil {
 		return err
 	}
 	if out, err := e.hbaseNode(m, "install", "master", addr(m), addr(m), hbaseMasterHeap, lib); err != nil {
@@ -114,7 +128,7 @@ func startHBaseCluster(t *testing.T, e *env) error {
 		return err
 	}
 	for _, n := range hbaseRSHosts {
-		if err := e.waitHBaseDaemon(n, "regionserver", time.Minute); err != nil {
+		if err := e.waitHBaseDaemon(n, "regionserver", hbaseDaemonMax); err != nil {
 			return err
 		}
 	}
@@ -154,37 +168,42 @@ func stopHBaseCluster(t *testing.T, e *env) {
 // TableNotFoundException, not PleaseHoldException: ClusterStatus alone
 // succeeds before the master finished initializing), hbase:meta can be
 // read, and the master counts both region servers live.
-func waitHBaseServing(limit time.Duration) (*pb.ClusterStatus, error) {
+// The wait follows progress: which check fails, and how, and the master's
+// log growing.
+func (e *env) waitHBaseServing() (*pb.ClusterStatus, error) {
 	admin := gohbase.NewAdminClient(hbaseQuorum())
 	client := gohbase.NewClient(hbaseQuorum())
 	defer client.Close()
-	var last error
-	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		last = admin.DisableTable(hrpc.NewDisableTable(ctx, []byte("__ycsbctl_ready_probe__")))
-		if last == nil || !strings.Contains(last.Error(), "TableNotFoundException") {
-			cancel()
-			continue
-		}
-		get, err := hrpc.NewGetStr(ctx, "hbase:meta", "probe")
+	var st *pb.ClusterStatus
+	w := progressWait{what: "HBase serving from outside the hosts", limit: hbaseDaemonMax, stall: hbaseStall, every: 500 * time.Millisecond}
+	err := w.run(func() (bool, string, error) {
+		err := hbaseServes(admin, client)
 		if err == nil {
-			_, err = client.Get(get)
+			if st, err = clusterStatus(admin); err == nil {
+				if n := len(st.GetLiveServers()); n == len(hbaseRSHosts) {
+					return true, "", nil
+				}
+				err = fmt.Errorf("%d live region servers, want %d", len(st.GetLiveServers()), len(hbaseRSHosts))
+			}
 		}
-		cancel()
-		if last = err; err != nil {
-			continue
-		}
-		st, err := clusterStatus(admin)
-		if last = err; err != nil {
-			continue
-		}
-		if n := len(st.GetLiveServers()); n != len(hbaseRSHosts) {
-			last = fmt.Errorf("%d live region servers, want %d", n, len(hbaseRSHosts))
-			continue
-		}
-		return st, nil
+		return false, fmt.Sprintf("%.80s, master %s", err, e.logSize(hbaseMasterHost, hbaseLog("master"))), err
+	}, e.hbaseDiag)
+	return st, err
+}
+
+// hbaseServes: the master answers DDL and hbase:meta can be read.
+func hbaseServes(admin gohbase.AdminClient, client gohbase.Client) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := admin.DisableTable(hrpc.NewDisableTable(ctx, []byte("__ycsbctl_ready_probe__")))
+	if err == nil || !strings.Contains(err.Error(), "TableNotFoundException") {
+		return fmt.Errorf("master not answering DDL yet: %v", err)
 	}
-	return nil, fmt.Errorf("HBase not serving from outside the hosts after %s: %v", limit, last)
+	get, err := hrpc.NewGetStr(ctx, "hbase:meta", "probe")
+	if err == nil {
+		_, err = client.Get(get)
+	}
+	return err
 }
 
 // clusterStatus asks the master for the cluster's status. gohbase's
@@ -479,7 +498,7 @@ func testHBase(t *testing.T, e *env) {
 	if err := startHBaseCluster(t, e); err != nil {
 		t.Fatal(err)
 	}
-	st, err := waitHBaseServing(time.Minute)
+	st, err := e.waitHBaseServing()
 	if err != nil {
 		t.Fatal(err)
 	}

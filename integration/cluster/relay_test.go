@@ -19,6 +19,9 @@ import (
 const relayEnv = "YCSBCTL_CLUSTER_RELAY"
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(lockHoldEnv); path != "" {
+		os.Exit(lockHolderMain(path))
+	}
 	if spec := os.Getenv(relayEnv); spec != "" {
 		if err := relayMain(spec); err != nil {
 			fmt.Fprintln(os.Stderr, "relay:", err)
