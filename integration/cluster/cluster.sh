@@ -23,6 +23,12 @@
 #     systemd runs without CAP_SYS_TIME, CAP_SYS_MODULE and CAP_SYS_RAWIO.
 #   - an sshd from the machine's openssh-server, listening only on the
 #     host's address with its own host key, root login by the cluster's key.
+#   - the checkout this script is in and $YCSBCTL_SERVERS_DIR (the node
+#     scripts and database jars the hosts run), plus the directories in
+#     $YCSBCTL_CLUSTER_SHOW (colon separated), at their own paths, read only:
+#     bind mounts when the overlay's lower layer does not show them (under
+#     /tmp, /run or /dev, which each host has of its own, or on another file
+#     system than /), so the test runs from a checkout anywhere.
 #   - /srv/ycsbctl-shared: one directory that every host sees (a bind mount
 #     of $WORK/state/shared, on the same tmpfs as the upper layers, made in
 #     the host's mount namespace before it pivots into its root), as hosts
@@ -66,6 +72,25 @@ need_tools() {
 }
 
 host_addr() { echo "$NET.$((10 + $1))"; }
+
+# host_binds: the directories the hosts must see that their root does not
+# show them, colon separated; dies naming one that does not exist.
+host_binds() {
+	local p binds="" rootdev
+	rootdev="$(stat -c %d /)"
+	local IFS=:
+	for p in "$(cd "$(dirname "$0")/../.." && pwd)" ${YCSBCTL_SERVERS_DIR:-} ${YCSBCTL_CLUSTER_SHOW:-}; do
+		[ -n "$p" ] || continue
+		[ -d "$p" ] || die "up: $p must be visible inside the hosts but is not a directory"
+		p="$(cd "$p" && pwd -P)"
+		case "$p" in
+		/tmp | /tmp/* | /run | /run/* | /dev | /dev/*) ;;
+		*) [ "$(stat -c %d "$p")" != "$rootdev" ] || continue ;;
+		esac
+		binds="$binds${binds:+:}$p"
+	done
+	echo "$binds"
+}
 
 # take_lock: hold the machine's cluster lock until this script exits, or
 # die naming its holder. A caller that holds it already passes its
@@ -181,7 +206,7 @@ boot() {
 		echo $BASHPID >"$cg/cgroup.procs"
 		exec ip netns exec "ycsbctl-h$n" \
 			unshare --pid --mount --uts --ipc --cgroup --fork --propagation private \
-			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin ROOT="$root" UPPER="$WORK/state/h$n/upper" \
+			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin ROOT="$root" UPPER="$WORK/state/h$n/upper" BINDS="$BINDS" \
 			SHARED="$WORK/state/shared" WORKD="$WORK/state/h$n/work" HOSTNAME_="h$n" /bin/bash -c "$(declare -f inner_boot); inner_boot"
 	) </dev/null >"$WORK/h$n/boot.log" 2>&1 &
 }
@@ -214,6 +239,12 @@ inner_boot() {
 	ln -s /proc/self/fd "$ROOT/dev/fd"
 	mount -t tmpfs -o mode=755,nosuid,nodev,size=64m tmpfs "$ROOT/run"
 	mount -t tmpfs -o mode=1777,nosuid,nodev,size=256m tmpfs "$ROOT/tmp"
+	local IFS=: b
+	for b in $BINDS; do
+		mkdir -p "$ROOT$b" && mount --bind "$b" "$ROOT$b" && mount -o remount,bind,ro "$ROOT$b" ||
+			{ echo "cluster.sh: cannot show $b inside $HOSTNAME_ (bind mount)" >&2; exit 1; }
+	done
+	unset IFS
 	cd "$ROOT"
 	mkdir -p .oldroot
 	pivot_root . .oldroot
@@ -232,6 +263,8 @@ up() {
 		die "a cluster is already up (cluster.sh down first)"
 	fi
 	trap 'if [ "${UP_DONE:-}" != 1 ]; then say "up failed; taking down what was brought up"; down >&2 || true; fi' EXIT
+	BINDS="$(host_binds)"
+	[ -z "$BINDS" ] || say "up: the hosts see ${BINDS//:/, } through read-only bind mounts"
 	mkdir -p "$WORK"
 	# Upper layers on a tmpfs of the cluster's: one umount removes them all,
 	# and they can never overlap the lower layer (the machine's /).

@@ -181,12 +181,14 @@ func TestStaleCluster(t *testing.T) {
 	}
 	cg = filepath.Join(cg, "ycsbctl-h9")
 	sleeper := exec.Command("sleep", "600")
+	exited := make(chan struct{})
 	t.Cleanup(func() { // only if the test failed half way
 		_ = exec.Command("ip", "netns", "del", "ycsbctl-h9").Run()
 		_ = exec.Command("ip", "link", "del", "ycsbctl-v9").Run()
 		_ = exec.Command("umount", "-l", other).Run()
 		if sleeper.Process != nil {
 			_ = sleeper.Process.Kill()
+			<-exited // a cgroup with a process in it cannot be removed
 		}
 		_ = os.Remove(cg)
 	})
@@ -206,7 +208,6 @@ func TestStaleCluster(t *testing.T) {
 	if err := sleeper.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
 	go func() { _ = sleeper.Wait(); close(exited) }()
 	if err := os.WriteFile(filepath.Join(cg, "cgroup.procs"), []byte(strconv.Itoa(sleeper.Process.Pid)), 0o644); err != nil {
 		t.Fatal(err)
