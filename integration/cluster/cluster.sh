@@ -398,7 +398,7 @@ down() {
 	done
 	rm -rf "$WORK"
 	local left
-	left="$(ip netns list | grep '^ycsbctl-' || true)$(ip -o link show | grep -o 'ycsbctl-[a-z0-9]*' || true)$(grep ycsbctl /proc/mounts || true)"
+	left="$(ip netns list | grep '^ycsbctl-' || true)$(ip -o link show | grep -o 'ycsbctl-[a-z0-9]*' || true)$(awk -v src="$TMPFS" '$1 == src || $2 ~ "^/run/netns/ycsbctl-"' /proc/self/mounts)"
 	[ -z "$left" ] || die "down left: $left"
 }
 

@@ -154,8 +154,14 @@ func leftovers() string {
 	lines("netns", out)
 	out, _ = exec.Command("ip", "-o", "link", "show").Output()
 	lines("link", out)
-	out, _ = os.ReadFile("/proc/self/mounts")
-	lines("mount", out)
+	// The cluster's tmpfs wherever it is mounted, and the namespaces'
+	// mounts; not any path that happens to contain the name.
+	m, _ := os.ReadFile("/proc/self/mounts")
+	for _, l := range strings.Split(string(m), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && (f[0] == "ycsbctl-cluster" || strings.HasPrefix(f[1], "/run/netns/ycsbctl-")) {
+			fmt.Fprintf(&b, "mount: %s\n", l)
+		}
+	}
 	for _, root := range []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup"} {
 		if m, _ := filepath.Glob(filepath.Join(root, "ycsbctl-h*")); len(m) > 0 {
 			fmt.Fprintf(&b, "cgroups: %v\n", m)
