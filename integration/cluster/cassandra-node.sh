@@ -3,14 +3,17 @@
 # as the systemd unit cassandra.service, so that "stop a node" is
 # `systemctl stop cassandra` exactly as on a real host.
 #
-#   cassandra-node.sh install ADDR SEEDS HEAP LIBDIR   write config + unit, start
+#   cassandra-node.sh install ADDR SEEDS HEAP LIBDIR [TOKENS]   write config + unit, start
 #   cassandra-node.sh ready ADDR                       0 once CQL on ADDR:9042 answers
 #
 # ADDR is the host's own address (listen, broadcast and CQL); SEEDS a comma
 # list of addresses; HEAP the JVM heap (e.g. 512M); LIBDIR the Cassandra
 # 5.0.9 jars installed by integration/servers.sh (visible inside the host
 # through its overlay root). Data, config and logs live under
-# /var/lib/ycsbctl-cassandra, i.e. in the host's own upper layer.
+# /var/lib/ycsbctl-cassandra, i.e. in the host's own upper layer. TOKENS,
+# 16 comma separated, fixes the node's tokens: nodes that bootstrap at the
+# same time would otherwise compute the same ones (the allocation is
+# deterministic from the ring they see) and the later one is ignored.
 set -euo pipefail
 
 DIR=/var/lib/ycsbctl-cassandra
@@ -19,19 +22,23 @@ JAVA=/usr/lib/jvm/java-17-openjdk-amd64/bin/java
 die() { echo "cassandra-node.sh: $*" >&2; exit 1; }
 
 install_node() {
-	local addr=$1 seeds=$2 heap=$3 lib=$4 s jamm
+	local addr=$1 seeds=$2 heap=$3 lib=$4 tokens=${5:-} s jamm tokenconf="allocate_tokens_for_local_replication_factor: 3"
 	[ -x "$JAVA" ] || die "no JDK 17 at $JAVA (Cassandra 5.0.9 needs exactly 17)"
 	[ -f "$lib/.complete" ] || die "no Cassandra jars in $lib: run integration/servers.sh install cassandra"
 	jamm="$(ls "$lib"/jamm-*.jar | head -n1)"
 	mkdir -p "$DIR/logs"
 	s=""
 	for a in ${seeds//,/ }; do s="${s:+$s,}$a:7000"; done
+	if [ -n "$tokens" ]; then
+		[ "$(echo "$tokens" | tr ',' '\n' | grep -cE '^-?[0-9]+$')" = 16 ] || die "install: TOKENS must be 16 comma separated integers, got '$tokens'"
+		tokenconf="initial_token: $tokens"
+	fi
 	# Every key is required by 5.0. num_tokens 16 spreads the ring over the
 	# three nodes the way a real cluster is set up.
 	cat >"$DIR/cassandra.yaml" <<-EOF
 		cluster_name: ycsbctl-cluster
 		num_tokens: 16
-		allocate_tokens_for_local_replication_factor: 3
+		$tokenconf
 		listen_address: $addr
 		rpc_address: $addr
 		seed_provider:
@@ -106,12 +113,12 @@ ready() {
 
 case "${1:-}" in
 install)
-	[ $# -eq 5 ] || die "install: expected ADDR SEEDS HEAP LIBDIR"
-	install_node "$2" "$3" "$4" "$5"
+	[ $# -eq 5 ] || [ $# -eq 6 ] || die "install: expected ADDR SEEDS HEAP LIBDIR [TOKENS]"
+	install_node "$2" "$3" "$4" "$5" "${6:-}"
 	;;
 ready)
 	[ $# -eq 2 ] || die "ready: expected ADDR"
 	ready "$2"
 	;;
-*) die "usage: cassandra-node.sh install ADDR SEEDS HEAP LIBDIR | ready ADDR" ;;
+*) die "usage: cassandra-node.sh install ADDR SEEDS HEAP LIBDIR [TOKENS] | ready ADDR" ;;
 esac

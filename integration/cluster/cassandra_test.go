@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -88,7 +89,7 @@ func startCassandraCluster(t *testing.T, e *env) error {
 		return err
 	}
 	start := time.Now()
-	if out, err := e.nodeScript(1, "install", addr(1), seeds, cassHeap, lib); err != nil {
+	if out, err := e.nodeScript(1, "install", addr(1), seeds, cassHeap, lib, nodeTokens(1)); err != nil {
 		return fmt.Errorf("h1: cassandra-node.sh install: %v\n%s", err, out)
 	}
 	if err := e.waitNode(1, nodeStartMax); err != nil {
@@ -96,7 +97,7 @@ func startCassandraCluster(t *testing.T, e *env) error {
 	}
 	figure(t, "cassandra: seed h1 serving after %s", time.Since(start).Round(100*time.Millisecond))
 	for n := 2; n <= dbNodes; n++ {
-		if out, err := e.nodeScript(n, "install", addr(n), seeds, cassHeap, lib); err != nil {
+		if out, err := e.nodeScript(n, "install", addr(n), seeds, cassHeap, lib, nodeTokens(n)); err != nil {
 			return fmt.Errorf("h%d: cassandra-node.sh install: %v\n%s", n, err, out)
 		}
 	}
@@ -110,6 +111,23 @@ func startCassandraCluster(t *testing.T, e *env) error {
 	}
 	figure(t, "cassandra: %d nodes UN after %s (heap %s each)", dbNodes, time.Since(start).Round(100*time.Millisecond), cassHeap)
 	return nil
+}
+
+// nodeTokens are node n's 16 tokens, interleaved with the other nodes'
+// and evenly spaced over the Murmur3 ring. h2 and h3 start together: left
+// to allocate their tokens, both computed the same ones from the ring they
+// saw (h1 alone) and h1 ignored one of them ("Nodes /10.77.0.13:7000 and
+// /10.77.0.12:7000 have the same token"), which never showed 3 nodes UN.
+func nodeTokens(n int) string {
+	const perNode = 16
+	step := ^uint64(0) / uint64(perNode*dbNodes)
+	var tokens []string
+	for j := 0; j < perNode; j++ {
+		// Unsigned arithmetic wraps from the ring's minimum, -2^63 (itself
+		// not a token a node may own: hence the half step).
+		tokens = append(tokens, strconv.FormatInt(int64(uint64(1)<<63+step/2+step*uint64(j*dbNodes+n-1)), 10))
+	}
+	return strings.Join(tokens, ",")
 }
 
 // waitUN waits until nodetool on h1 shows every node Up and Normal, as
