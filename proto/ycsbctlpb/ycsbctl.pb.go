@@ -1785,7 +1785,12 @@ type IntervalRecord struct {
 	// runtime is the agent process' Go runtime read when the interval was
 	// cut (ycsbctl.trackruntime); absent when tracking is off or the agent
 	// predates it.
-	Runtime       *RuntimeSample `protobuf:"bytes,12,opt,name=runtime,proto3" json:"runtime,omitempty"`
+	Runtime *RuntimeSample `protobuf:"bytes,12,opt,name=runtime,proto3" json:"runtime,omitempty"`
+	// telemetry is what the agent's host, its database server processes and
+	// the agent itself did in the interval (ycsbctl.telemetry); absent when
+	// telemetry is off or the agent predates it. Field 30 and up: numbers
+	// below are left to the interval's own fields.
+	Telemetry     *Telemetry `protobuf:"bytes,30,opt,name=telemetry,proto3" json:"telemetry,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1904,6 +1909,834 @@ func (x *IntervalRecord) GetRuntime() *RuntimeSample {
 	return nil
 }
 
+func (x *IntervalRecord) GetTelemetry() *Telemetry {
+	if x != nil {
+		return x.Telemetry
+	}
+	return nil
+}
+
+// Telemetry summarises the 1 s samples an agent took of its host in one
+// interval (package telemetry): means, and maxima where a peak matters.
+// CPU figures are percent of all the host's cores; rates are per second.
+type Telemetry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// samples is how many readings the summary covers (0: none, the other
+	// fields are empty).
+	Samples              int32              `protobuf:"varint,1,opt,name=samples,proto3" json:"samples,omitempty"`
+	Cores                int32              `protobuf:"varint,2,opt,name=cores,proto3" json:"cores,omitempty"`
+	CpuUser              float32            `protobuf:"fixed32,3,opt,name=cpu_user,json=cpuUser,proto3" json:"cpu_user,omitempty"`
+	CpuSystem            float32            `protobuf:"fixed32,4,opt,name=cpu_system,json=cpuSystem,proto3" json:"cpu_system,omitempty"`
+	CpuIowait            float32            `protobuf:"fixed32,5,opt,name=cpu_iowait,json=cpuIowait,proto3" json:"cpu_iowait,omitempty"`
+	CpuSteal             float32            `protobuf:"fixed32,6,opt,name=cpu_steal,json=cpuSteal,proto3" json:"cpu_steal,omitempty"`
+	CpuIdle              float32            `protobuf:"fixed32,7,opt,name=cpu_idle,json=cpuIdle,proto3" json:"cpu_idle,omitempty"`
+	CpuBusyMax           float32            `protobuf:"fixed32,8,opt,name=cpu_busy_max,json=cpuBusyMax,proto3" json:"cpu_busy_max,omitempty"`
+	CpuIowaitMax         float32            `protobuf:"fixed32,9,opt,name=cpu_iowait_max,json=cpuIowaitMax,proto3" json:"cpu_iowait_max,omitempty"`
+	Load1Max             float32            `protobuf:"fixed32,10,opt,name=load1_max,json=load1Max,proto3" json:"load1_max,omitempty"`
+	MemTotalBytes        int64              `protobuf:"varint,11,opt,name=mem_total_bytes,json=memTotalBytes,proto3" json:"mem_total_bytes,omitempty"`
+	MemAvailableMinBytes int64              `protobuf:"varint,12,opt,name=mem_available_min_bytes,json=memAvailableMinBytes,proto3" json:"mem_available_min_bytes,omitempty"`
+	MemCachedBytes       int64              `protobuf:"varint,13,opt,name=mem_cached_bytes,json=memCachedBytes,proto3" json:"mem_cached_bytes,omitempty"`
+	SwapUsedMaxBytes     int64              `protobuf:"varint,14,opt,name=swap_used_max_bytes,json=swapUsedMaxBytes,proto3" json:"swap_used_max_bytes,omitempty"`
+	Disks                []*TelemetryDevice `protobuf:"bytes,15,rep,name=disks,proto3" json:"disks,omitempty"`
+	Links                []*TelemetryLink   `protobuf:"bytes,16,rep,name=links,proto3" json:"links,omitempty"`
+	// tcp_retransmits is the retransmitted segments in the interval.
+	TcpRetransmits int64 `protobuf:"varint,17,opt,name=tcp_retransmits,json=tcpRetransmits,proto3" json:"tcp_retransmits,omitempty"`
+	// db is the database server processes found on the host together;
+	// client is the load generator's own process.
+	Db        *TelemetryProcess   `protobuf:"bytes,18,opt,name=db,proto3" json:"db,omitempty"`
+	Client    *TelemetryProcess   `protobuf:"bytes,19,opt,name=client,proto3" json:"client,omitempty"`
+	Internals *TelemetryInternals `protobuf:"bytes,20,opt,name=internals,proto3" json:"internals,omitempty"`
+	// points are the raw 1 s samples, host totals only.
+	Points []*TelemetryPoint `protobuf:"bytes,21,rep,name=points,proto3" json:"points,omitempty"`
+	// notes are said once per run: which database processes were found or
+	// that none were, why internals could not be read.
+	Notes         []string `protobuf:"bytes,22,rep,name=notes,proto3" json:"notes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Telemetry) Reset() {
+	*x = Telemetry{}
+	mi := &file_ycsbctl_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Telemetry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Telemetry) ProtoMessage() {}
+
+func (x *Telemetry) ProtoReflect() protoreflect.Message {
+	mi := &file_ycsbctl_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Telemetry.ProtoReflect.Descriptor instead.
+func (*Telemetry) Descriptor() ([]byte, []int) {
+	return file_ycsbctl_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *Telemetry) GetSamples() int32 {
+	if x != nil {
+		return x.Samples
+	}
+	return 0
+}
+
+func (x *Telemetry) GetCores() int32 {
+	if x != nil {
+		return x.Cores
+	}
+	return 0
+}
+
+func (x *Telemetry) GetCpuUser() float32 {
+	if x != nil {
+		return x.CpuUser
+	}
+	return 0
+}
+
+func (x *Telemetry) GetCpuSystem() float32 {
+	if x != nil {
+		return x.CpuSystem
+	}
+	return 0
+}
+
+func (x *Telemetry) GetCpuIowait() float32 {
+	if x != nil {
+		return x.CpuIowait
+	}
+	return 0
+}
+
+func (x *Telemetry) GetCpuSteal() float32 {
+	if x != nil {
+		return x.CpuSteal
+	}
+	return 0
+}
+
+func (x *Telemetry) GetCpuIdle() float32 {
+	if x != nil {
+		return x.CpuIdle
+	}
+	return 0
+}
+
+func (x *Telemetry) GetCpuBusyMax() float32 {
+	if x != nil {
+		return x.CpuBusyMax
+	}
+	return 0
+}
+
+func (x *Telemetry) GetCpuIowaitMax() float32 {
+	if x != nil {
+		return x.CpuIowaitMax
+	}
+	return 0
+}
+
+func (x *Telemetry) GetLoad1Max() float32 {
+	if x != nil {
+		return x.Load1Max
+	}
+	return 0
+}
+
+func (x *Telemetry) GetMemTotalBytes() int64 {
+	if x != nil {
+		return x.MemTotalBytes
+	}
+	return 0
+}
+
+func (x *Telemetry) GetMemAvailableMinBytes() int64 {
+	if x != nil {
+		return x.MemAvailableMinBytes
+	}
+	return 0
+}
+
+func (x *Telemetry) GetMemCachedBytes() int64 {
+	if x != nil {
+		return x.MemCachedBytes
+	}
+	return 0
+}
+
+func (x *Telemetry) GetSwapUsedMaxBytes() int64 {
+	if x != nil {
+		return x.SwapUsedMaxBytes
+	}
+	return 0
+}
+
+func (x *Telemetry) GetDisks() []*TelemetryDevice {
+	if x != nil {
+		return x.Disks
+	}
+	return nil
+}
+
+func (x *Telemetry) GetLinks() []*TelemetryLink {
+	if x != nil {
+		return x.Links
+	}
+	return nil
+}
+
+func (x *Telemetry) GetTcpRetransmits() int64 {
+	if x != nil {
+		return x.TcpRetransmits
+	}
+	return 0
+}
+
+func (x *Telemetry) GetDb() *TelemetryProcess {
+	if x != nil {
+		return x.Db
+	}
+	return nil
+}
+
+func (x *Telemetry) GetClient() *TelemetryProcess {
+	if x != nil {
+		return x.Client
+	}
+	return nil
+}
+
+func (x *Telemetry) GetInternals() *TelemetryInternals {
+	if x != nil {
+		return x.Internals
+	}
+	return nil
+}
+
+func (x *Telemetry) GetPoints() []*TelemetryPoint {
+	if x != nil {
+		return x.Points
+	}
+	return nil
+}
+
+func (x *Telemetry) GetNotes() []string {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
+}
+
+type TelemetryDevice struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	Name                string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	ReadBytesPerSec     float32                `protobuf:"fixed32,2,opt,name=read_bytes_per_sec,json=readBytesPerSec,proto3" json:"read_bytes_per_sec,omitempty"`
+	WriteBytesPerSec    float32                `protobuf:"fixed32,3,opt,name=write_bytes_per_sec,json=writeBytesPerSec,proto3" json:"write_bytes_per_sec,omitempty"`
+	WriteBytesPerSecMax float32                `protobuf:"fixed32,4,opt,name=write_bytes_per_sec_max,json=writeBytesPerSecMax,proto3" json:"write_bytes_per_sec_max,omitempty"`
+	ReadIops            float32                `protobuf:"fixed32,5,opt,name=read_iops,json=readIops,proto3" json:"read_iops,omitempty"`
+	WriteIops           float32                `protobuf:"fixed32,6,opt,name=write_iops,json=writeIops,proto3" json:"write_iops,omitempty"`
+	UtilPct             float32                `protobuf:"fixed32,7,opt,name=util_pct,json=utilPct,proto3" json:"util_pct,omitempty"`
+	UtilPctMax          float32                `protobuf:"fixed32,8,opt,name=util_pct_max,json=utilPctMax,proto3" json:"util_pct_max,omitempty"`
+	AwaitMs             float32                `protobuf:"fixed32,9,opt,name=await_ms,json=awaitMs,proto3" json:"await_ms,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *TelemetryDevice) Reset() {
+	*x = TelemetryDevice{}
+	mi := &file_ycsbctl_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TelemetryDevice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TelemetryDevice) ProtoMessage() {}
+
+func (x *TelemetryDevice) ProtoReflect() protoreflect.Message {
+	mi := &file_ycsbctl_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TelemetryDevice.ProtoReflect.Descriptor instead.
+func (*TelemetryDevice) Descriptor() ([]byte, []int) {
+	return file_ycsbctl_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *TelemetryDevice) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TelemetryDevice) GetReadBytesPerSec() float32 {
+	if x != nil {
+		return x.ReadBytesPerSec
+	}
+	return 0
+}
+
+func (x *TelemetryDevice) GetWriteBytesPerSec() float32 {
+	if x != nil {
+		return x.WriteBytesPerSec
+	}
+	return 0
+}
+
+func (x *TelemetryDevice) GetWriteBytesPerSecMax() float32 {
+	if x != nil {
+		return x.WriteBytesPerSecMax
+	}
+	return 0
+}
+
+func (x *TelemetryDevice) GetReadIops() float32 {
+	if x != nil {
+		return x.ReadIops
+	}
+	return 0
+}
+
+func (x *TelemetryDevice) GetWriteIops() float32 {
+	if x != nil {
+		return x.WriteIops
+	}
+	return 0
+}
+
+func (x *TelemetryDevice) GetUtilPct() float32 {
+	if x != nil {
+		return x.UtilPct
+	}
+	return 0
+}
+
+func (x *TelemetryDevice) GetUtilPctMax() float32 {
+	if x != nil {
+		return x.UtilPctMax
+	}
+	return 0
+}
+
+func (x *TelemetryDevice) GetAwaitMs() float32 {
+	if x != nil {
+		return x.AwaitMs
+	}
+	return 0
+}
+
+type TelemetryLink struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Name            string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	RxBytesPerSec   float32                `protobuf:"fixed32,2,opt,name=rx_bytes_per_sec,json=rxBytesPerSec,proto3" json:"rx_bytes_per_sec,omitempty"`
+	TxBytesPerSec   float32                `protobuf:"fixed32,3,opt,name=tx_bytes_per_sec,json=txBytesPerSec,proto3" json:"tx_bytes_per_sec,omitempty"`
+	RxPacketsPerSec float32                `protobuf:"fixed32,4,opt,name=rx_packets_per_sec,json=rxPacketsPerSec,proto3" json:"rx_packets_per_sec,omitempty"`
+	TxPacketsPerSec float32                `protobuf:"fixed32,5,opt,name=tx_packets_per_sec,json=txPacketsPerSec,proto3" json:"tx_packets_per_sec,omitempty"`
+	// errors and drops are counted in the interval, both directions.
+	Errors        int64 `protobuf:"varint,6,opt,name=errors,proto3" json:"errors,omitempty"`
+	Drops         int64 `protobuf:"varint,7,opt,name=drops,proto3" json:"drops,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TelemetryLink) Reset() {
+	*x = TelemetryLink{}
+	mi := &file_ycsbctl_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TelemetryLink) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TelemetryLink) ProtoMessage() {}
+
+func (x *TelemetryLink) ProtoReflect() protoreflect.Message {
+	mi := &file_ycsbctl_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TelemetryLink.ProtoReflect.Descriptor instead.
+func (*TelemetryLink) Descriptor() ([]byte, []int) {
+	return file_ycsbctl_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *TelemetryLink) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TelemetryLink) GetRxBytesPerSec() float32 {
+	if x != nil {
+		return x.RxBytesPerSec
+	}
+	return 0
+}
+
+func (x *TelemetryLink) GetTxBytesPerSec() float32 {
+	if x != nil {
+		return x.TxBytesPerSec
+	}
+	return 0
+}
+
+func (x *TelemetryLink) GetRxPacketsPerSec() float32 {
+	if x != nil {
+		return x.RxPacketsPerSec
+	}
+	return 0
+}
+
+func (x *TelemetryLink) GetTxPacketsPerSec() float32 {
+	if x != nil {
+		return x.TxPacketsPerSec
+	}
+	return 0
+}
+
+func (x *TelemetryLink) GetErrors() int64 {
+	if x != nil {
+		return x.Errors
+	}
+	return 0
+}
+
+func (x *TelemetryLink) GetDrops() int64 {
+	if x != nil {
+		return x.Drops
+	}
+	return 0
+}
+
+type TelemetryProcess struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Count            int32                  `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
+	CpuPct           float32                `protobuf:"fixed32,2,opt,name=cpu_pct,json=cpuPct,proto3" json:"cpu_pct,omitempty"`
+	CpuPctMax        float32                `protobuf:"fixed32,3,opt,name=cpu_pct_max,json=cpuPctMax,proto3" json:"cpu_pct_max,omitempty"`
+	RssMaxBytes      int64                  `protobuf:"varint,4,opt,name=rss_max_bytes,json=rssMaxBytes,proto3" json:"rss_max_bytes,omitempty"`
+	ThreadsMax       int32                  `protobuf:"varint,5,opt,name=threads_max,json=threadsMax,proto3" json:"threads_max,omitempty"`
+	OpenFilesMax     int32                  `protobuf:"varint,6,opt,name=open_files_max,json=openFilesMax,proto3" json:"open_files_max,omitempty"`
+	ReadBytesPerSec  float32                `protobuf:"fixed32,7,opt,name=read_bytes_per_sec,json=readBytesPerSec,proto3" json:"read_bytes_per_sec,omitempty"`
+	WriteBytesPerSec float32                `protobuf:"fixed32,8,opt,name=write_bytes_per_sec,json=writeBytesPerSec,proto3" json:"write_bytes_per_sec,omitempty"`
+	// write_bytes is what the processes wrote to storage in the interval
+	// (/proc/PID/io write_bytes: page cache dirtied for a disk, not tmpfs).
+	WriteBytes    int64 `protobuf:"varint,9,opt,name=write_bytes,json=writeBytes,proto3" json:"write_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TelemetryProcess) Reset() {
+	*x = TelemetryProcess{}
+	mi := &file_ycsbctl_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TelemetryProcess) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TelemetryProcess) ProtoMessage() {}
+
+func (x *TelemetryProcess) ProtoReflect() protoreflect.Message {
+	mi := &file_ycsbctl_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TelemetryProcess.ProtoReflect.Descriptor instead.
+func (*TelemetryProcess) Descriptor() ([]byte, []int) {
+	return file_ycsbctl_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *TelemetryProcess) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *TelemetryProcess) GetCpuPct() float32 {
+	if x != nil {
+		return x.CpuPct
+	}
+	return 0
+}
+
+func (x *TelemetryProcess) GetCpuPctMax() float32 {
+	if x != nil {
+		return x.CpuPctMax
+	}
+	return 0
+}
+
+func (x *TelemetryProcess) GetRssMaxBytes() int64 {
+	if x != nil {
+		return x.RssMaxBytes
+	}
+	return 0
+}
+
+func (x *TelemetryProcess) GetThreadsMax() int32 {
+	if x != nil {
+		return x.ThreadsMax
+	}
+	return 0
+}
+
+func (x *TelemetryProcess) GetOpenFilesMax() int32 {
+	if x != nil {
+		return x.OpenFilesMax
+	}
+	return 0
+}
+
+func (x *TelemetryProcess) GetReadBytesPerSec() float32 {
+	if x != nil {
+		return x.ReadBytesPerSec
+	}
+	return 0
+}
+
+func (x *TelemetryProcess) GetWriteBytesPerSec() float32 {
+	if x != nil {
+		return x.WriteBytesPerSec
+	}
+	return 0
+}
+
+func (x *TelemetryProcess) GetWriteBytes() int64 {
+	if x != nil {
+		return x.WriteBytes
+	}
+	return 0
+}
+
+// TelemetryInternals are the database server's own figures read once in
+// the interval on a separate connection: product names the server as it
+// answered (FerretDB is never called MongoDB).
+type TelemetryInternals struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Product       string                 `protobuf:"bytes,1,opt,name=product,proto3" json:"product,omitempty"`
+	Source        string                 `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
+	Metrics       []*TelemetryMetric     `protobuf:"bytes,3,rep,name=metrics,proto3" json:"metrics,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TelemetryInternals) Reset() {
+	*x = TelemetryInternals{}
+	mi := &file_ycsbctl_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TelemetryInternals) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TelemetryInternals) ProtoMessage() {}
+
+func (x *TelemetryInternals) ProtoReflect() protoreflect.Message {
+	mi := &file_ycsbctl_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TelemetryInternals.ProtoReflect.Descriptor instead.
+func (*TelemetryInternals) Descriptor() ([]byte, []int) {
+	return file_ycsbctl_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *TelemetryInternals) GetProduct() string {
+	if x != nil {
+		return x.Product
+	}
+	return ""
+}
+
+func (x *TelemetryInternals) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *TelemetryInternals) GetMetrics() []*TelemetryMetric {
+	if x != nil {
+		return x.Metrics
+	}
+	return nil
+}
+
+type TelemetryMetric struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         float64                `protobuf:"fixed64,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TelemetryMetric) Reset() {
+	*x = TelemetryMetric{}
+	mi := &file_ycsbctl_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TelemetryMetric) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TelemetryMetric) ProtoMessage() {}
+
+func (x *TelemetryMetric) ProtoReflect() protoreflect.Message {
+	mi := &file_ycsbctl_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TelemetryMetric.ProtoReflect.Descriptor instead.
+func (*TelemetryMetric) Descriptor() ([]byte, []int) {
+	return file_ycsbctl_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *TelemetryMetric) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TelemetryMetric) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+type TelemetryPoint struct {
+	state                protoimpl.MessageState `protogen:"open.v1"`
+	UnixNs               int64                  `protobuf:"varint,1,opt,name=unix_ns,json=unixNs,proto3" json:"unix_ns,omitempty"`
+	CpuUser              float32                `protobuf:"fixed32,2,opt,name=cpu_user,json=cpuUser,proto3" json:"cpu_user,omitempty"`
+	CpuSystem            float32                `protobuf:"fixed32,3,opt,name=cpu_system,json=cpuSystem,proto3" json:"cpu_system,omitempty"`
+	CpuIowait            float32                `protobuf:"fixed32,4,opt,name=cpu_iowait,json=cpuIowait,proto3" json:"cpu_iowait,omitempty"`
+	CpuSteal             float32                `protobuf:"fixed32,5,opt,name=cpu_steal,json=cpuSteal,proto3" json:"cpu_steal,omitempty"`
+	Load1                float32                `protobuf:"fixed32,6,opt,name=load1,proto3" json:"load1,omitempty"`
+	MemAvailableBytes    int64                  `protobuf:"varint,7,opt,name=mem_available_bytes,json=memAvailableBytes,proto3" json:"mem_available_bytes,omitempty"`
+	DiskReadBytesPerSec  float32                `protobuf:"fixed32,8,opt,name=disk_read_bytes_per_sec,json=diskReadBytesPerSec,proto3" json:"disk_read_bytes_per_sec,omitempty"`
+	DiskWriteBytesPerSec float32                `protobuf:"fixed32,9,opt,name=disk_write_bytes_per_sec,json=diskWriteBytesPerSec,proto3" json:"disk_write_bytes_per_sec,omitempty"`
+	DiskUtilPctMax       float32                `protobuf:"fixed32,10,opt,name=disk_util_pct_max,json=diskUtilPctMax,proto3" json:"disk_util_pct_max,omitempty"`
+	NetRxBytesPerSec     float32                `protobuf:"fixed32,11,opt,name=net_rx_bytes_per_sec,json=netRxBytesPerSec,proto3" json:"net_rx_bytes_per_sec,omitempty"`
+	NetTxBytesPerSec     float32                `protobuf:"fixed32,12,opt,name=net_tx_bytes_per_sec,json=netTxBytesPerSec,proto3" json:"net_tx_bytes_per_sec,omitempty"`
+	DbCpuPct             float32                `protobuf:"fixed32,13,opt,name=db_cpu_pct,json=dbCpuPct,proto3" json:"db_cpu_pct,omitempty"`
+	DbRssBytes           int64                  `protobuf:"varint,14,opt,name=db_rss_bytes,json=dbRssBytes,proto3" json:"db_rss_bytes,omitempty"`
+	DbWriteBytesPerSec   float32                `protobuf:"fixed32,15,opt,name=db_write_bytes_per_sec,json=dbWriteBytesPerSec,proto3" json:"db_write_bytes_per_sec,omitempty"`
+	ClientCpuPct         float32                `protobuf:"fixed32,16,opt,name=client_cpu_pct,json=clientCpuPct,proto3" json:"client_cpu_pct,omitempty"`
+	ClientRssBytes       int64                  `protobuf:"varint,17,opt,name=client_rss_bytes,json=clientRssBytes,proto3" json:"client_rss_bytes,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *TelemetryPoint) Reset() {
+	*x = TelemetryPoint{}
+	mi := &file_ycsbctl_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TelemetryPoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TelemetryPoint) ProtoMessage() {}
+
+func (x *TelemetryPoint) ProtoReflect() protoreflect.Message {
+	mi := &file_ycsbctl_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TelemetryPoint.ProtoReflect.Descriptor instead.
+func (*TelemetryPoint) Descriptor() ([]byte, []int) {
+	return file_ycsbctl_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *TelemetryPoint) GetUnixNs() int64 {
+	if x != nil {
+		return x.UnixNs
+	}
+	return 0
+}
+
+func (x *TelemetryPoint) GetCpuUser() float32 {
+	if x != nil {
+		return x.CpuUser
+	}
+	return 0
+}
+
+func (x *TelemetryPoint) GetCpuSystem() float32 {
+	if x != nil {
+		return x.CpuSystem
+	}
+	return 0
+}
+
+func (x *TelemetryPoint) GetCpuIowait() float32 {
+	if x != nil {
+		return x.CpuIowait
+	}
+	return 0
+}
+
+func (x *TelemetryPoint) GetCpuSteal() float32 {
+	if x != nil {
+		return x.CpuSteal
+	}
+	return 0
+}
+
+func (x *TelemetryPoint) GetLoad1() float32 {
+	if x != nil {
+		return x.Load1
+	}
+	return 0
+}
+
+func (x *TelemetryPoint) GetMemAvailableBytes() int64 {
+	if x != nil {
+		return x.MemAvailableBytes
+	}
+	return 0
+}
+
+func (x *TelemetryPoint) GetDiskReadBytesPerSec() float32 {
+	if x != nil {
+		return x.DiskReadBytesPerSec
+	}
+	return 0
+}
+
+func (x *TelemetryPoint) GetDiskWriteBytesPerSec() float32 {
+	if x != nil {
+		return x.DiskWriteBytesPerSec
+	}
+	return 0
+}
+
+func (x *TelemetryPoint) GetDiskUtilPctMax() float32 {
+	if x != nil {
+		return x.DiskUtilPctMax
+	}
+	return 0
+}
+
+func (x *TelemetryPoint) GetNetRxBytesPerSec() float32 {
+	if x != nil {
+		return x.NetRxBytesPerSec
+	}
+	return 0
+}
+
+func (x *TelemetryPoint) GetNetTxBytesPerSec() float32 {
+	if x != nil {
+		return x.NetTxBytesPerSec
+	}
+	return 0
+}
+
+func (x *TelemetryPoint) GetDbCpuPct() float32 {
+	if x != nil {
+		return x.DbCpuPct
+	}
+	return 0
+}
+
+func (x *TelemetryPoint) GetDbRssBytes() int64 {
+	if x != nil {
+		return x.DbRssBytes
+	}
+	return 0
+}
+
+func (x *TelemetryPoint) GetDbWriteBytesPerSec() float32 {
+	if x != nil {
+		return x.DbWriteBytesPerSec
+	}
+	return 0
+}
+
+func (x *TelemetryPoint) GetClientCpuPct() float32 {
+	if x != nil {
+		return x.ClientCpuPct
+	}
+	return 0
+}
+
+func (x *TelemetryPoint) GetClientRssBytes() int64 {
+	if x != nil {
+		return x.ClientRssBytes
+	}
+	return 0
+}
+
 // RuntimeSample is one reading of an agent's Go runtime, the counterpart
 // of YCSB's JVM measurements (measurement.trackjvm).
 type RuntimeSample struct {
@@ -1925,7 +2758,7 @@ type RuntimeSample struct {
 
 func (x *RuntimeSample) Reset() {
 	*x = RuntimeSample{}
-	mi := &file_ycsbctl_proto_msgTypes[19]
+	mi := &file_ycsbctl_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1937,7 +2770,7 @@ func (x *RuntimeSample) String() string {
 func (*RuntimeSample) ProtoMessage() {}
 
 func (x *RuntimeSample) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[19]
+	mi := &file_ycsbctl_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1950,7 +2783,7 @@ func (x *RuntimeSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RuntimeSample.ProtoReflect.Descriptor instead.
 func (*RuntimeSample) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{19}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RuntimeSample) GetGoroutines() int64 {
@@ -2011,7 +2844,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_ycsbctl_proto_msgTypes[20]
+	mi := &file_ycsbctl_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2023,7 +2856,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[20]
+	mi := &file_ycsbctl_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2036,7 +2869,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{20}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Heartbeat) GetSentUnixNs() int64 {
@@ -2092,7 +2925,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_ycsbctl_proto_msgTypes[21]
+	mi := &file_ycsbctl_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2104,7 +2937,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[21]
+	mi := &file_ycsbctl_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2117,7 +2950,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{21}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Ack) GetSeqs() []int64 {
@@ -2146,7 +2979,7 @@ type Stop struct {
 
 func (x *Stop) Reset() {
 	*x = Stop{}
-	mi := &file_ycsbctl_proto_msgTypes[22]
+	mi := &file_ycsbctl_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2158,7 +2991,7 @@ func (x *Stop) String() string {
 func (*Stop) ProtoMessage() {}
 
 func (x *Stop) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[22]
+	mi := &file_ycsbctl_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2171,7 +3004,7 @@ func (x *Stop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stop.ProtoReflect.Descriptor instead.
 func (*Stop) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{22}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Stop) GetAbort() bool {
@@ -2198,7 +3031,7 @@ type Release struct {
 
 func (x *Release) Reset() {
 	*x = Release{}
-	mi := &file_ycsbctl_proto_msgTypes[23]
+	mi := &file_ycsbctl_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2210,7 +3043,7 @@ func (x *Release) String() string {
 func (*Release) ProtoMessage() {}
 
 func (x *Release) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[23]
+	mi := &file_ycsbctl_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2223,7 +3056,7 @@ func (x *Release) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release.ProtoReflect.Descriptor instead.
 func (*Release) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{23}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{30}
 }
 
 type Final struct {
@@ -2253,7 +3086,7 @@ type Final struct {
 
 func (x *Final) Reset() {
 	*x = Final{}
-	mi := &file_ycsbctl_proto_msgTypes[24]
+	mi := &file_ycsbctl_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2265,7 +3098,7 @@ func (x *Final) String() string {
 func (*Final) ProtoMessage() {}
 
 func (x *Final) ProtoReflect() protoreflect.Message {
-	mi := &file_ycsbctl_proto_msgTypes[24]
+	mi := &file_ycsbctl_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2278,7 +3111,7 @@ func (x *Final) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Final.ProtoReflect.Descriptor instead.
 func (*Final) Descriptor() ([]byte, []int) {
-	return file_ycsbctl_proto_rawDescGZIP(), []int{24}
+	return file_ycsbctl_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Final) GetAgentIndex() int32 {
@@ -2503,7 +3336,7 @@ const file_ycsbctl_proto_rawDesc = "" +
 	"\vReturnCount\x12\x0e\n" +
 	"\x02op\x18\x01 \x01(\tR\x02op\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x14\n" +
-	"\x05count\x18\x03 \x01(\x03R\x05count\"\xd8\x03\n" +
+	"\x05count\x18\x03 \x01(\x03R\x05count\"\x8d\x04\n" +
 	"\x0eIntervalRecord\x12\x1f\n" +
 	"\vagent_index\x18\x01 \x01(\x05R\n" +
 	"agentIndex\x12\x10\n" +
@@ -2523,7 +3356,97 @@ const file_ycsbctl_proto_rawDesc = "" +
 	"\x05final\x18\n" +
 	" \x01(\bR\x05final\x12\x15\n" +
 	"\x06lag_ns\x18\v \x01(\x03R\x05lagNs\x123\n" +
-	"\aruntime\x18\f \x01(\v2\x19.ycsbctl.v1.RuntimeSampleR\aruntime\"\xce\x01\n" +
+	"\aruntime\x18\f \x01(\v2\x19.ycsbctl.v1.RuntimeSampleR\aruntime\x123\n" +
+	"\ttelemetry\x18\x1e \x01(\v2\x15.ycsbctl.v1.TelemetryR\ttelemetry\"\xe2\x06\n" +
+	"\tTelemetry\x12\x18\n" +
+	"\asamples\x18\x01 \x01(\x05R\asamples\x12\x14\n" +
+	"\x05cores\x18\x02 \x01(\x05R\x05cores\x12\x19\n" +
+	"\bcpu_user\x18\x03 \x01(\x02R\acpuUser\x12\x1d\n" +
+	"\n" +
+	"cpu_system\x18\x04 \x01(\x02R\tcpuSystem\x12\x1d\n" +
+	"\n" +
+	"cpu_iowait\x18\x05 \x01(\x02R\tcpuIowait\x12\x1b\n" +
+	"\tcpu_steal\x18\x06 \x01(\x02R\bcpuSteal\x12\x19\n" +
+	"\bcpu_idle\x18\a \x01(\x02R\acpuIdle\x12 \n" +
+	"\fcpu_busy_max\x18\b \x01(\x02R\n" +
+	"cpuBusyMax\x12$\n" +
+	"\x0ecpu_iowait_max\x18\t \x01(\x02R\fcpuIowaitMax\x12\x1b\n" +
+	"\tload1_max\x18\n" +
+	" \x01(\x02R\bload1Max\x12&\n" +
+	"\x0fmem_total_bytes\x18\v \x01(\x03R\rmemTotalBytes\x125\n" +
+	"\x17mem_available_min_bytes\x18\f \x01(\x03R\x14memAvailableMinBytes\x12(\n" +
+	"\x10mem_cached_bytes\x18\r \x01(\x03R\x0ememCachedBytes\x12-\n" +
+	"\x13swap_used_max_bytes\x18\x0e \x01(\x03R\x10swapUsedMaxBytes\x121\n" +
+	"\x05disks\x18\x0f \x03(\v2\x1b.ycsbctl.v1.TelemetryDeviceR\x05disks\x12/\n" +
+	"\x05links\x18\x10 \x03(\v2\x19.ycsbctl.v1.TelemetryLinkR\x05links\x12'\n" +
+	"\x0ftcp_retransmits\x18\x11 \x01(\x03R\x0etcpRetransmits\x12,\n" +
+	"\x02db\x18\x12 \x01(\v2\x1c.ycsbctl.v1.TelemetryProcessR\x02db\x124\n" +
+	"\x06client\x18\x13 \x01(\v2\x1c.ycsbctl.v1.TelemetryProcessR\x06client\x12<\n" +
+	"\tinternals\x18\x14 \x01(\v2\x1e.ycsbctl.v1.TelemetryInternalsR\tinternals\x122\n" +
+	"\x06points\x18\x15 \x03(\v2\x1a.ycsbctl.v1.TelemetryPointR\x06points\x12\x14\n" +
+	"\x05notes\x18\x16 \x03(\tR\x05notes\"\xcb\x02\n" +
+	"\x0fTelemetryDevice\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
+	"\x12read_bytes_per_sec\x18\x02 \x01(\x02R\x0freadBytesPerSec\x12-\n" +
+	"\x13write_bytes_per_sec\x18\x03 \x01(\x02R\x10writeBytesPerSec\x124\n" +
+	"\x17write_bytes_per_sec_max\x18\x04 \x01(\x02R\x13writeBytesPerSecMax\x12\x1b\n" +
+	"\tread_iops\x18\x05 \x01(\x02R\breadIops\x12\x1d\n" +
+	"\n" +
+	"write_iops\x18\x06 \x01(\x02R\twriteIops\x12\x19\n" +
+	"\butil_pct\x18\a \x01(\x02R\autilPct\x12 \n" +
+	"\futil_pct_max\x18\b \x01(\x02R\n" +
+	"utilPctMax\x12\x19\n" +
+	"\bawait_ms\x18\t \x01(\x02R\aawaitMs\"\xfd\x01\n" +
+	"\rTelemetryLink\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
+	"\x10rx_bytes_per_sec\x18\x02 \x01(\x02R\rrxBytesPerSec\x12'\n" +
+	"\x10tx_bytes_per_sec\x18\x03 \x01(\x02R\rtxBytesPerSec\x12+\n" +
+	"\x12rx_packets_per_sec\x18\x04 \x01(\x02R\x0frxPacketsPerSec\x12+\n" +
+	"\x12tx_packets_per_sec\x18\x05 \x01(\x02R\x0ftxPacketsPerSec\x12\x16\n" +
+	"\x06errors\x18\x06 \x01(\x03R\x06errors\x12\x14\n" +
+	"\x05drops\x18\a \x01(\x03R\x05drops\"\xc9\x02\n" +
+	"\x10TelemetryProcess\x12\x14\n" +
+	"\x05count\x18\x01 \x01(\x05R\x05count\x12\x17\n" +
+	"\acpu_pct\x18\x02 \x01(\x02R\x06cpuPct\x12\x1e\n" +
+	"\vcpu_pct_max\x18\x03 \x01(\x02R\tcpuPctMax\x12\"\n" +
+	"\rrss_max_bytes\x18\x04 \x01(\x03R\vrssMaxBytes\x12\x1f\n" +
+	"\vthreads_max\x18\x05 \x01(\x05R\n" +
+	"threadsMax\x12$\n" +
+	"\x0eopen_files_max\x18\x06 \x01(\x05R\fopenFilesMax\x12+\n" +
+	"\x12read_bytes_per_sec\x18\a \x01(\x02R\x0freadBytesPerSec\x12-\n" +
+	"\x13write_bytes_per_sec\x18\b \x01(\x02R\x10writeBytesPerSec\x12\x1f\n" +
+	"\vwrite_bytes\x18\t \x01(\x03R\n" +
+	"writeBytes\"}\n" +
+	"\x12TelemetryInternals\x12\x18\n" +
+	"\aproduct\x18\x01 \x01(\tR\aproduct\x12\x16\n" +
+	"\x06source\x18\x02 \x01(\tR\x06source\x125\n" +
+	"\ametrics\x18\x03 \x03(\v2\x1b.ycsbctl.v1.TelemetryMetricR\ametrics\";\n" +
+	"\x0fTelemetryMetric\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value\"\xa2\x05\n" +
+	"\x0eTelemetryPoint\x12\x17\n" +
+	"\aunix_ns\x18\x01 \x01(\x03R\x06unixNs\x12\x19\n" +
+	"\bcpu_user\x18\x02 \x01(\x02R\acpuUser\x12\x1d\n" +
+	"\n" +
+	"cpu_system\x18\x03 \x01(\x02R\tcpuSystem\x12\x1d\n" +
+	"\n" +
+	"cpu_iowait\x18\x04 \x01(\x02R\tcpuIowait\x12\x1b\n" +
+	"\tcpu_steal\x18\x05 \x01(\x02R\bcpuSteal\x12\x14\n" +
+	"\x05load1\x18\x06 \x01(\x02R\x05load1\x12.\n" +
+	"\x13mem_available_bytes\x18\a \x01(\x03R\x11memAvailableBytes\x124\n" +
+	"\x17disk_read_bytes_per_sec\x18\b \x01(\x02R\x13diskReadBytesPerSec\x126\n" +
+	"\x18disk_write_bytes_per_sec\x18\t \x01(\x02R\x14diskWriteBytesPerSec\x12)\n" +
+	"\x11disk_util_pct_max\x18\n" +
+	" \x01(\x02R\x0ediskUtilPctMax\x12.\n" +
+	"\x14net_rx_bytes_per_sec\x18\v \x01(\x02R\x10netRxBytesPerSec\x12.\n" +
+	"\x14net_tx_bytes_per_sec\x18\f \x01(\x02R\x10netTxBytesPerSec\x12\x1c\n" +
+	"\n" +
+	"db_cpu_pct\x18\r \x01(\x02R\bdbCpuPct\x12 \n" +
+	"\fdb_rss_bytes\x18\x0e \x01(\x03R\n" +
+	"dbRssBytes\x122\n" +
+	"\x16db_write_bytes_per_sec\x18\x0f \x01(\x02R\x12dbWriteBytesPerSec\x12$\n" +
+	"\x0eclient_cpu_pct\x18\x10 \x01(\x02R\fclientCpuPct\x12(\n" +
+	"\x10client_rss_bytes\x18\x11 \x01(\x03R\x0eclientRssBytes\"\xce\x01\n" +
 	"\rRuntimeSample\x12\x1e\n" +
 	"\n" +
 	"goroutines\x18\x01 \x01(\x03R\n" +
@@ -2608,77 +3531,92 @@ func file_ycsbctl_proto_rawDescGZIP() []byte {
 }
 
 var file_ycsbctl_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_ycsbctl_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_ycsbctl_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_ycsbctl_proto_goTypes = []any{
-	(Phase)(0),                // 0: ycsbctl.v1.Phase
-	(RunState)(0),             // 1: ycsbctl.v1.RunState
-	(StopCause)(0),            // 2: ycsbctl.v1.StopCause
-	(*PingRequest)(nil),       // 3: ycsbctl.v1.PingRequest
-	(*PingResponse)(nil),      // 4: ycsbctl.v1.PingResponse
-	(*CoordinatorMsg)(nil),    // 5: ycsbctl.v1.CoordinatorMsg
-	(*AgentMsg)(nil),          // 6: ycsbctl.v1.AgentMsg
-	(*Hello)(nil),             // 7: ycsbctl.v1.Hello
-	(*HelloReply)(nil),        // 8: ycsbctl.v1.HelloReply
-	(*HostInfo)(nil),          // 9: ycsbctl.v1.HostInfo
-	(*DatabaseInfo)(nil),      // 10: ycsbctl.v1.DatabaseInfo
-	(*DatabaseNode)(nil),      // 11: ycsbctl.v1.DatabaseNode
-	(*DatabasePartition)(nil), // 12: ycsbctl.v1.DatabasePartition
-	(*DatabaseSetting)(nil),   // 13: ycsbctl.v1.DatabaseSetting
-	(*Prepare)(nil),           // 14: ycsbctl.v1.Prepare
-	(*Prepared)(nil),          // 15: ycsbctl.v1.Prepared
-	(*Failed)(nil),            // 16: ycsbctl.v1.Failed
-	(*Start)(nil),             // 17: ycsbctl.v1.Start
-	(*Started)(nil),           // 18: ycsbctl.v1.Started
-	(*SeriesHistogram)(nil),   // 19: ycsbctl.v1.SeriesHistogram
-	(*ReturnCount)(nil),       // 20: ycsbctl.v1.ReturnCount
-	(*IntervalRecord)(nil),    // 21: ycsbctl.v1.IntervalRecord
-	(*RuntimeSample)(nil),     // 22: ycsbctl.v1.RuntimeSample
-	(*Heartbeat)(nil),         // 23: ycsbctl.v1.Heartbeat
-	(*Ack)(nil),               // 24: ycsbctl.v1.Ack
-	(*Stop)(nil),              // 25: ycsbctl.v1.Stop
-	(*Release)(nil),           // 26: ycsbctl.v1.Release
-	(*Final)(nil),             // 27: ycsbctl.v1.Final
-	nil,                       // 28: ycsbctl.v1.PingResponse.AgentPropertiesEntry
-	nil,                       // 29: ycsbctl.v1.Prepare.PropertiesEntry
+	(Phase)(0),                 // 0: ycsbctl.v1.Phase
+	(RunState)(0),              // 1: ycsbctl.v1.RunState
+	(StopCause)(0),             // 2: ycsbctl.v1.StopCause
+	(*PingRequest)(nil),        // 3: ycsbctl.v1.PingRequest
+	(*PingResponse)(nil),       // 4: ycsbctl.v1.PingResponse
+	(*CoordinatorMsg)(nil),     // 5: ycsbctl.v1.CoordinatorMsg
+	(*AgentMsg)(nil),           // 6: ycsbctl.v1.AgentMsg
+	(*Hello)(nil),              // 7: ycsbctl.v1.Hello
+	(*HelloReply)(nil),         // 8: ycsbctl.v1.HelloReply
+	(*HostInfo)(nil),           // 9: ycsbctl.v1.HostInfo
+	(*DatabaseInfo)(nil),       // 10: ycsbctl.v1.DatabaseInfo
+	(*DatabaseNode)(nil),       // 11: ycsbctl.v1.DatabaseNode
+	(*DatabasePartition)(nil),  // 12: ycsbctl.v1.DatabasePartition
+	(*DatabaseSetting)(nil),    // 13: ycsbctl.v1.DatabaseSetting
+	(*Prepare)(nil),            // 14: ycsbctl.v1.Prepare
+	(*Prepared)(nil),           // 15: ycsbctl.v1.Prepared
+	(*Failed)(nil),             // 16: ycsbctl.v1.Failed
+	(*Start)(nil),              // 17: ycsbctl.v1.Start
+	(*Started)(nil),            // 18: ycsbctl.v1.Started
+	(*SeriesHistogram)(nil),    // 19: ycsbctl.v1.SeriesHistogram
+	(*ReturnCount)(nil),        // 20: ycsbctl.v1.ReturnCount
+	(*IntervalRecord)(nil),     // 21: ycsbctl.v1.IntervalRecord
+	(*Telemetry)(nil),          // 22: ycsbctl.v1.Telemetry
+	(*TelemetryDevice)(nil),    // 23: ycsbctl.v1.TelemetryDevice
+	(*TelemetryLink)(nil),      // 24: ycsbctl.v1.TelemetryLink
+	(*TelemetryProcess)(nil),   // 25: ycsbctl.v1.TelemetryProcess
+	(*TelemetryInternals)(nil), // 26: ycsbctl.v1.TelemetryInternals
+	(*TelemetryMetric)(nil),    // 27: ycsbctl.v1.TelemetryMetric
+	(*TelemetryPoint)(nil),     // 28: ycsbctl.v1.TelemetryPoint
+	(*RuntimeSample)(nil),      // 29: ycsbctl.v1.RuntimeSample
+	(*Heartbeat)(nil),          // 30: ycsbctl.v1.Heartbeat
+	(*Ack)(nil),                // 31: ycsbctl.v1.Ack
+	(*Stop)(nil),               // 32: ycsbctl.v1.Stop
+	(*Release)(nil),            // 33: ycsbctl.v1.Release
+	(*Final)(nil),              // 34: ycsbctl.v1.Final
+	nil,                        // 35: ycsbctl.v1.PingResponse.AgentPropertiesEntry
+	nil,                        // 36: ycsbctl.v1.Prepare.PropertiesEntry
 }
 var file_ycsbctl_proto_depIdxs = []int32{
-	28, // 0: ycsbctl.v1.PingResponse.agent_properties:type_name -> ycsbctl.v1.PingResponse.AgentPropertiesEntry
+	35, // 0: ycsbctl.v1.PingResponse.agent_properties:type_name -> ycsbctl.v1.PingResponse.AgentPropertiesEntry
 	7,  // 1: ycsbctl.v1.CoordinatorMsg.hello:type_name -> ycsbctl.v1.Hello
 	14, // 2: ycsbctl.v1.CoordinatorMsg.prepare:type_name -> ycsbctl.v1.Prepare
 	17, // 3: ycsbctl.v1.CoordinatorMsg.start:type_name -> ycsbctl.v1.Start
-	23, // 4: ycsbctl.v1.CoordinatorMsg.heartbeat:type_name -> ycsbctl.v1.Heartbeat
-	24, // 5: ycsbctl.v1.CoordinatorMsg.ack:type_name -> ycsbctl.v1.Ack
-	25, // 6: ycsbctl.v1.CoordinatorMsg.stop:type_name -> ycsbctl.v1.Stop
-	26, // 7: ycsbctl.v1.CoordinatorMsg.release:type_name -> ycsbctl.v1.Release
+	30, // 4: ycsbctl.v1.CoordinatorMsg.heartbeat:type_name -> ycsbctl.v1.Heartbeat
+	31, // 5: ycsbctl.v1.CoordinatorMsg.ack:type_name -> ycsbctl.v1.Ack
+	32, // 6: ycsbctl.v1.CoordinatorMsg.stop:type_name -> ycsbctl.v1.Stop
+	33, // 7: ycsbctl.v1.CoordinatorMsg.release:type_name -> ycsbctl.v1.Release
 	8,  // 8: ycsbctl.v1.AgentMsg.hello:type_name -> ycsbctl.v1.HelloReply
 	15, // 9: ycsbctl.v1.AgentMsg.prepared:type_name -> ycsbctl.v1.Prepared
 	16, // 10: ycsbctl.v1.AgentMsg.failed:type_name -> ycsbctl.v1.Failed
 	18, // 11: ycsbctl.v1.AgentMsg.started:type_name -> ycsbctl.v1.Started
 	21, // 12: ycsbctl.v1.AgentMsg.interval:type_name -> ycsbctl.v1.IntervalRecord
-	23, // 13: ycsbctl.v1.AgentMsg.heartbeat:type_name -> ycsbctl.v1.Heartbeat
-	27, // 14: ycsbctl.v1.AgentMsg.final:type_name -> ycsbctl.v1.Final
+	30, // 13: ycsbctl.v1.AgentMsg.heartbeat:type_name -> ycsbctl.v1.Heartbeat
+	34, // 14: ycsbctl.v1.AgentMsg.final:type_name -> ycsbctl.v1.Final
 	1,  // 15: ycsbctl.v1.HelloReply.state:type_name -> ycsbctl.v1.RunState
 	9,  // 16: ycsbctl.v1.HelloReply.host:type_name -> ycsbctl.v1.HostInfo
 	11, // 17: ycsbctl.v1.DatabaseInfo.nodes:type_name -> ycsbctl.v1.DatabaseNode
 	12, // 18: ycsbctl.v1.DatabaseInfo.partitions:type_name -> ycsbctl.v1.DatabasePartition
 	13, // 19: ycsbctl.v1.DatabaseInfo.schema:type_name -> ycsbctl.v1.DatabaseSetting
 	0,  // 20: ycsbctl.v1.Prepare.phase:type_name -> ycsbctl.v1.Phase
-	29, // 21: ycsbctl.v1.Prepare.properties:type_name -> ycsbctl.v1.Prepare.PropertiesEntry
+	36, // 21: ycsbctl.v1.Prepare.properties:type_name -> ycsbctl.v1.Prepare.PropertiesEntry
 	10, // 22: ycsbctl.v1.Prepared.database:type_name -> ycsbctl.v1.DatabaseInfo
 	19, // 23: ycsbctl.v1.IntervalRecord.histograms:type_name -> ycsbctl.v1.SeriesHistogram
 	20, // 24: ycsbctl.v1.IntervalRecord.returns:type_name -> ycsbctl.v1.ReturnCount
-	22, // 25: ycsbctl.v1.IntervalRecord.runtime:type_name -> ycsbctl.v1.RuntimeSample
-	1,  // 26: ycsbctl.v1.Heartbeat.state:type_name -> ycsbctl.v1.RunState
-	2,  // 27: ycsbctl.v1.Final.stop_cause:type_name -> ycsbctl.v1.StopCause
-	3,  // 28: ycsbctl.v1.Agent.Ping:input_type -> ycsbctl.v1.PingRequest
-	5,  // 29: ycsbctl.v1.Agent.Session:input_type -> ycsbctl.v1.CoordinatorMsg
-	4,  // 30: ycsbctl.v1.Agent.Ping:output_type -> ycsbctl.v1.PingResponse
-	6,  // 31: ycsbctl.v1.Agent.Session:output_type -> ycsbctl.v1.AgentMsg
-	30, // [30:32] is the sub-list for method output_type
-	28, // [28:30] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	29, // 25: ycsbctl.v1.IntervalRecord.runtime:type_name -> ycsbctl.v1.RuntimeSample
+	22, // 26: ycsbctl.v1.IntervalRecord.telemetry:type_name -> ycsbctl.v1.Telemetry
+	23, // 27: ycsbctl.v1.Telemetry.disks:type_name -> ycsbctl.v1.TelemetryDevice
+	24, // 28: ycsbctl.v1.Telemetry.links:type_name -> ycsbctl.v1.TelemetryLink
+	25, // 29: ycsbctl.v1.Telemetry.db:type_name -> ycsbctl.v1.TelemetryProcess
+	25, // 30: ycsbctl.v1.Telemetry.client:type_name -> ycsbctl.v1.TelemetryProcess
+	26, // 31: ycsbctl.v1.Telemetry.internals:type_name -> ycsbctl.v1.TelemetryInternals
+	28, // 32: ycsbctl.v1.Telemetry.points:type_name -> ycsbctl.v1.TelemetryPoint
+	27, // 33: ycsbctl.v1.TelemetryInternals.metrics:type_name -> ycsbctl.v1.TelemetryMetric
+	1,  // 34: ycsbctl.v1.Heartbeat.state:type_name -> ycsbctl.v1.RunState
+	2,  // 35: ycsbctl.v1.Final.stop_cause:type_name -> ycsbctl.v1.StopCause
+	3,  // 36: ycsbctl.v1.Agent.Ping:input_type -> ycsbctl.v1.PingRequest
+	5,  // 37: ycsbctl.v1.Agent.Session:input_type -> ycsbctl.v1.CoordinatorMsg
+	4,  // 38: ycsbctl.v1.Agent.Ping:output_type -> ycsbctl.v1.PingResponse
+	6,  // 39: ycsbctl.v1.Agent.Session:output_type -> ycsbctl.v1.AgentMsg
+	38, // [38:40] is the sub-list for method output_type
+	36, // [36:38] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_ycsbctl_proto_init() }
@@ -2704,15 +3642,15 @@ func file_ycsbctl_proto_init() {
 		(*AgentMsg_Heartbeat)(nil),
 		(*AgentMsg_Final)(nil),
 	}
-	file_ycsbctl_proto_msgTypes[20].OneofWrappers = []any{}
-	file_ycsbctl_proto_msgTypes[24].OneofWrappers = []any{}
+	file_ycsbctl_proto_msgTypes[27].OneofWrappers = []any{}
+	file_ycsbctl_proto_msgTypes[31].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ycsbctl_proto_rawDesc), len(file_ycsbctl_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   27,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

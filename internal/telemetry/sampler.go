@@ -1,0 +1,366 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
+)
+
+// Config is what a sampler reads and where it says what it could not.
+type Config struct {
+	// Proc and Sys are the proc and sys mount points ("" for /proc and
+	// /sys; tests give recorded snapshots).
+	Proc, Sys string
+	// Every is how often the host is read (default 1 s).
+	Every time.Duration
+	// Self is the load generator's pid (default this process).
+	Self int
+	// Host names this host in notes; DB the database, by adapter name.
+	Host, DB string
+	// Processes are the adapter's server processes; Pids the user's
+	// (ycsbctl.telemetry.pids), which replace them when set.
+	Processes []adapters.ServerProcess
+	Pids      Pids
+	// Internals reads the database's internals when set, about every
+	// InternalsEvery (default 10 s: the status interval).
+	Internals      adapters.InternalsSource
+	InternalsEvery time.Duration
+	// ReadsRemote says this load generator reads a remote database's
+	// internals when no server process runs on its host (a single host,
+	// or agent 0 of a distributed run).
+	ReadsRemote bool
+	// Logf receives each note as it is made.
+	Logf func(format string, args ...any)
+}
+
+// rediscoverEvery is how often the sampler looks for the server's
+// processes again (a restarted server has a new pid).
+const rediscoverEvery = 30 * time.Second
+
+// maxPending bounds the samples kept between two cuts (an agent prepared
+// and waiting for its start keeps reading): an hour of seconds.
+const maxPending = 3600
+
+// Sampler reads one host once a second on a goroutine of its own and
+// summarises what it read for each interval the engine cuts.
+type Sampler struct {
+	cfg  Config
+	src  *source
+	find *finder
+	cuts chan cutReq
+	stop chan struct{}
+	done chan struct{}
+
+	// Owned by the sampling goroutine.
+	prev      *reading
+	pending   []sample
+	found     []found
+	lastLook  time.Time
+	missingOK bool
+
+	mu    sync.Mutex
+	notes []string
+	// latest is the newest internals reading not yet handed to a cut.
+	latest   *Internals
+	latestNs int64
+
+	intCancel context.CancelFunc
+	intDone   chan struct{}
+}
+
+type cutReq struct {
+	startNs int64
+	reply   chan *Interval
+}
+
+// Start begins sampling. It fails only when the proc file system cannot
+// be read at all; the caller says so once and runs without telemetry.
+func Start(cfg Config) (*Sampler, error) {
+	if cfg.Every <= 0 {
+		cfg.Every = time.Second
+	}
+	if cfg.InternalsEvery <= 0 {
+		cfg.InternalsEvery = 10 * time.Second
+	}
+	if cfg.Self == 0 {
+		cfg.Self = os.Getpid()
+	}
+	if cfg.Proc == "" {
+		cfg.Proc = "/proc"
+	}
+	if cfg.Sys == "" {
+		cfg.Sys = "/sys"
+	}
+	if cfg.Host == "" {
+		cfg.Host, _ = os.Hostname()
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	src, err := newSource(cfg.Proc, cfg.Sys, cfg.Self)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	if _, err := src.fs.Stat(); err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	s := &Sampler{cfg: cfg, src: src, find: &finder{fs: src.fs, self: cfg.Self, patterns: cfg.Processes, user: cfg.Pids},
+		cuts: make(chan cutReq), stop: make(chan struct{}), done: make(chan struct{})}
+	// The first look and reading happen before Start returns: the
+	// internals need to know whether the server runs here, and the first
+	// second of the run has a reading to count from.
+	s.discover(true)
+	s.take(time.Now().UnixNano())
+	if cfg.Internals != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.intCancel, s.intDone = cancel, make(chan struct{})
+		host := adapters.Host{Addrs: localAddrs(), Roles: rolesOf(s.found)}
+		host.Remote = len(s.found) == 0 && cfg.ReadsRemote
+		go s.internalsLoop(ctx, host)
+	}
+	go s.loop()
+	return s, nil
+}
+
+func (s *Sampler) note(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.cfg.Logf("%s", msg)
+	s.mu.Lock()
+	if len(s.notes) < 64 {
+		s.notes = append(s.notes, msg)
+	}
+	s.mu.Unlock()
+}
+
+func (s *Sampler) loop() {
+	defer close(s.done)
+	t := time.NewTicker(s.cfg.Every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.take(time.Now().UnixNano())
+		case req := <-s.cuts:
+			s.take(time.Now().UnixNano())
+			req.reply <- s.cut(req.startNs)
+		}
+	}
+}
+
+// take reads the host once and keeps the second since the last reading.
+func (s *Sampler) take(ns int64) {
+	if time.Since(s.lastLook) >= rediscoverEvery || s.gone() {
+		s.discover(false)
+	}
+	r := s.src.read(ns, pidsOf(s.found))
+	if d := r.describe(); d != "" && !s.missingOK {
+		s.missingOK = true
+		s.note("telemetry on %s: %s (left out)", s.cfg.Host, d)
+	}
+	if s.prev != nil {
+		if smp, err := rates(s.prev, &r); err == nil {
+			if len(s.pending) == maxPending {
+				s.pending = append(s.pending[:0], s.pending[1:]...)
+			}
+			s.pending = append(s.pending, smp)
+		}
+	}
+	s.prev = &r
+}
+
+// gone reports whether a found process has exited since the last look.
+func (s *Sampler) gone() bool {
+	for _, f := range s.found {
+		if _, err := s.src.fs.Proc(f.pid); err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// discover looks for the server's processes and notes what changed: on
+// the first look what was found, or that nothing was (said once).
+func (s *Sampler) discover(first bool) {
+	s.lastLook = time.Now()
+	if !s.find.user.Set() && len(s.find.patterns) == 0 {
+		if first {
+			s.note("telemetry on %s: the %s adapter names no server process and %s is not set: host and load generator figures only", s.cfg.Host, s.cfg.DB, PropPids)
+		}
+		return
+	}
+	fs, err := s.find.look()
+	if err != nil {
+		if first {
+			s.note("telemetry on %s: looking for the database's processes: %v", s.cfg.Host, err)
+		}
+		return
+	}
+	switch {
+	case len(fs) > 0 && !samePids(fs, s.found):
+		s.note("%s", describeFound(s.cfg.Host, fs))
+	case len(fs) == 0 && (first || len(s.found) > 0):
+		s.note("telemetry: no database server process on %s (looked for %s): a remote database, its figures are not shown for this host", s.cfg.Host, s.find.what())
+	}
+	s.found = fs
+}
+
+// Cut summarises the samples since the previous cut, with a reading taken
+// now so that the summary ends at the interval's end. It is called by the
+// engine's reporter goroutine; startNs is the interval's start (samples
+// from before it, such as a wait for the start, are left out). It returns
+// nil when the sampler does not answer within a second.
+func (s *Sampler) Cut(startNs int64) *Interval {
+	req := cutReq{startNs: startNs, reply: make(chan *Interval, 1)}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case s.cuts <- req:
+	case <-s.done:
+		return nil
+	case <-t.C:
+		return nil
+	}
+	select {
+	case iv := <-req.reply:
+		return iv
+	case <-t.C:
+		return nil
+	}
+}
+
+func (s *Sampler) cut(startNs int64) *Interval {
+	keep := s.pending[:0]
+	now := time.Now().UnixNano()
+	plausible := startNs > now-int64(time.Hour) && startNs <= now
+	for _, smp := range s.pending {
+		if !plausible || smp.ns > startNs {
+			keep = append(keep, smp)
+		}
+	}
+	iv := summarize(keep)
+	s.pending = s.pending[:0]
+	s.mu.Lock()
+	if s.latest != nil && (!plausible || s.latestNs > startNs) {
+		iv.Internals = s.latest
+	}
+	s.latest = nil
+	iv.Notes, s.notes = s.notes, nil
+	s.mu.Unlock()
+	return iv
+}
+
+// Close stops sampling and the internals' connections.
+func (s *Sampler) Close() {
+	select {
+	case <-s.stop:
+		return
+	default:
+	}
+	close(s.stop)
+	<-s.done
+	if s.intCancel != nil {
+		s.intCancel()
+		<-s.intDone
+	}
+}
+
+// internalsLoop reads the database's internals on connections of their
+// own, about once per interval, off the sampling goroutine (a slow server
+// must not delay the host's readings). A failure is said once; reading
+// goes on, and a recovery is said too.
+func (s *Sampler) internalsLoop(ctx context.Context, host adapters.Host) {
+	defer close(s.intDone)
+	every := s.cfg.InternalsEvery
+	timeout := min(every, 10*time.Second)
+	var in adapters.Internals
+	defer func() {
+		if in != nil {
+			_ = in.Close()
+		}
+	}()
+	failing := false
+	fail := func(what string, err error) {
+		if !failing {
+			failing = true
+			s.note("telemetry: database internals on %s: %s: %v (the run goes on without them; tried again every %s)", s.cfg.Host, what, err, every)
+		}
+	}
+	prev := map[string]float64{}
+	var prevNs int64
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if in == nil {
+			octx, cancel := context.WithTimeout(ctx, timeout)
+			var err error
+			in, err = s.cfg.Internals.OpenInternals(octx, host)
+			cancel()
+			switch {
+			case err != nil:
+				fail("cannot connect", err)
+			case in == nil:
+				// Nothing to read from this host: no node of the server
+				// runs here and another load generator reads a remote one.
+				return
+			}
+		}
+		if in != nil {
+			rctx, cancel := context.WithTimeout(ctx, timeout)
+			r, err := in.Read(rctx)
+			cancel()
+			now := time.Now().UnixNano()
+			if err != nil {
+				fail("reading", err)
+			} else {
+				if failing {
+					failing = false
+					s.note("telemetry: database internals on %s: read again (%s)", s.cfg.Host, r.Source)
+				}
+				out := &Internals{Product: r.Product, Source: r.Source}
+				for _, m := range r.Metrics {
+					if !m.Counter {
+						out.Metrics = append(out.Metrics, Metric{Name: m.Name, Value: m.Value})
+						continue
+					}
+					if p, ok := prev[m.Name]; ok && prevNs > 0 && now > prevNs && m.Value >= p {
+						out.Metrics = append(out.Metrics, Metric{Name: m.Name + "_per_sec", Value: (m.Value - p) / (float64(now-prevNs) / 1e9)})
+					}
+					prev[m.Name] = m.Value
+				}
+				prevNs = now
+				sort.Slice(out.Metrics, func(i, j int) bool { return out.Metrics[i].Name < out.Metrics[j].Name })
+				s.mu.Lock()
+				s.latest, s.latestNs = out, now
+				s.mu.Unlock()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// localAddrs lists the host's own IP addresses, loopback included.
+func localAddrs() []string {
+	out := []string{"127.0.0.1", "::1"}
+	as, err := net.InterfaceAddrs()
+	if err != nil {
+		return out
+	}
+	for _, a := range as {
+		if n, ok := a.(*net.IPNet); ok {
+			out = append(out, n.IP.String())
+		}
+	}
+	return out
+}

@@ -1,0 +1,210 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
+)
+
+// waitFor polls cond until it holds, failing with what it last saw after
+// a generous bound (the machine is shared and loaded).
+func waitFor(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok, seen := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after 30 s; last seen: %s", what, seen)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The sampler on this machine's /proc: a child process named like a
+// server is found, its figures and the load generator's move, and a cut
+// holds the samples since the previous cut only.
+func TestSamplerOnThisHost(t *testing.T) {
+	sleep := exec.Command("sleep", "60")
+	require.NoError(t, sleep.Start())
+	t.Cleanup(func() { _ = sleep.Process.Kill(); _ = sleep.Wait() })
+	var mu sync.Mutex
+	var logs []string
+	s, err := Start(Config{Every: 20 * time.Millisecond, Host: "testhost", DB: "test",
+		Processes: []adapters.ServerProcess{{Role: "sleeper", Name: "sleep"}},
+		Logf: func(f string, a ...any) {
+			mu.Lock()
+			logs = append(logs, f)
+			mu.Unlock()
+		}})
+	require.NoError(t, err)
+	defer s.Close()
+	start := time.Now().UnixNano()
+	var iv *Interval
+	var notes []string
+	waitFor(t, "samples", func() (bool, string) {
+		iv = s.Cut(start)
+		if iv != nil {
+			notes = append(notes, iv.Notes...)
+		}
+		return iv != nil && iv.Samples >= 2, "no interval"
+	})
+	assert.Positive(t, iv.Cores)
+	assert.Positive(t, iv.MemTotal)
+	assert.GreaterOrEqual(t, iv.DB.Count, 1, "the sleep child is found by its name")
+	assert.Positive(t, iv.Client.RSSMax, "the test binary is the load generator")
+	assert.Contains(t, strings.Join(notes, "\n"), "sleeper (pid ")
+	assert.Len(t, iv.Points, iv.Samples)
+	// A second cut starts where the first ended.
+	mid := time.Now().UnixNano()
+	time.Sleep(50 * time.Millisecond)
+	iv2 := s.Cut(mid)
+	require.NotNil(t, iv2)
+	for _, p := range iv2.Points {
+		assert.Greater(t, p.UnixNs, mid)
+	}
+	assert.Empty(t, iv2.Notes, "notes are said once")
+}
+
+// No server process on the host: said once, and the host's figures are
+// still there.
+func TestSamplerNothingFound(t *testing.T) {
+	s, err := Start(Config{Every: 20 * time.Millisecond, Host: "h4", DB: "cassandra",
+		Processes: []adapters.ServerProcess{{Role: "cassandra", MainClass: "no.such.Main"}}})
+	require.NoError(t, err)
+	defer s.Close()
+	iv := s.Cut(0)
+	require.NotNil(t, iv)
+	require.Len(t, iv.Notes, 1)
+	assert.Contains(t, iv.Notes[0], "no database server process on h4 (looked for a JVM running no.such.Main)")
+	assert.Equal(t, 0, iv.DB.Count)
+	assert.Positive(t, iv.Samples, "a cut reads the host at its end")
+	assert.Empty(t, s.Cut(0).Notes)
+}
+
+type fakeInternals struct {
+	mu    sync.Mutex
+	fail  bool
+	value float64
+	host  adapters.Host
+	reads int
+}
+
+func (f *fakeInternals) OpenInternals(_ context.Context, h adapters.Host) (adapters.Internals, error) {
+	f.mu.Lock()
+	f.host = h
+	f.mu.Unlock()
+	return f, nil
+}
+
+func (f *fakeInternals) Read(context.Context) (adapters.InternalsReading, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	if f.fail {
+		return adapters.InternalsReading{}, errors.New("connection refused")
+	}
+	f.value += 100
+	return adapters.InternalsReading{Product: "FakeDB 1", Source: "fake", Metrics: []adapters.Metric{
+		{Name: "ops", Value: f.value, Counter: true}, {Name: "queue", Value: 7}}}, nil
+}
+
+func (f *fakeInternals) Close() error { return nil }
+
+// Internals: counters become rates, a failure is said once and the run
+// goes on, a recovery is said too.
+func TestSamplerInternals(t *testing.T) {
+	fi := &fakeInternals{}
+	s, err := Start(Config{Every: 20 * time.Millisecond, Host: "h1", Internals: fi, InternalsEvery: 30 * time.Millisecond, ReadsRemote: true})
+	require.NoError(t, err)
+	defer s.Close()
+	var iv *Interval
+	waitFor(t, "a rate", func() (bool, string) {
+		iv = s.Cut(0)
+		if _, ok := iv.Internals.Value("ops_per_sec"); ok {
+			return true, ""
+		}
+		return false, "no ops_per_sec"
+	})
+	assert.Equal(t, "FakeDB 1", iv.Internals.Product)
+	q, _ := iv.Internals.Value("queue")
+	assert.Equal(t, 7.0, q)
+	r, _ := iv.Internals.Value("ops_per_sec")
+	assert.Positive(t, r)
+	fi.mu.Lock()
+	assert.True(t, fi.host.Remote, "nothing of the server runs here and this process reads a remote one")
+	fi.mu.Unlock()
+
+	fi.mu.Lock()
+	fi.fail = true
+	fi.mu.Unlock()
+	var notes []string
+	waitFor(t, "the failure noted", func() (bool, string) {
+		notes = append(notes, s.Cut(0).Notes...)
+		return strings.Contains(strings.Join(notes, "\n"), "connection refused"), strings.Join(notes, "|")
+	})
+	fi.mu.Lock()
+	reads := fi.reads
+	fi.mu.Unlock()
+	waitFor(t, "three more failed reads", func() (bool, string) {
+		notes = append(notes, s.Cut(0).Notes...)
+		fi.mu.Lock()
+		defer fi.mu.Unlock()
+		return fi.reads >= reads+3, ""
+	})
+	assert.Equal(t, 1, strings.Count(strings.Join(notes, "\n"), "connection refused"), "said once")
+	fi.mu.Lock()
+	fi.fail = false
+	fi.mu.Unlock()
+	waitFor(t, "the recovery noted", func() (bool, string) {
+		notes = append(notes, s.Cut(0).Notes...)
+		return strings.Contains(strings.Join(notes, "\n"), "read again"), strings.Join(notes, "|")
+	})
+}
+
+// BenchmarkSample is the sampling cost per agent: one reading of this
+// host's /proc (CPU, memory, disks, interfaces, TCP, one database process
+// and the load generator), its rates, and a tenth of a 10 s interval's
+// summary, plus a thirtieth of a process look (rediscoverEvery). At one
+// sample a second, %core is the share of one core it costs.
+func BenchmarkSample(b *testing.B) {
+	src, err := newSource("/proc", "/sys", os.Getpid())
+	require.NoError(b, err)
+	fd := &finder{fs: src.fs, self: os.Getpid(), patterns: []adapters.ServerProcess{{Role: "init", Name: "no-such-process"}}}
+	db := []int{os.Getppid()}
+	prev := src.read(time.Now().UnixNano(), db)
+	ss := make([]sample, 0, 10)
+	var look time.Duration
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		cur := src.read(time.Now().UnixNano(), db)
+		if smp, err := rates(&prev, &cur); err == nil {
+			ss = append(ss, smp)
+		}
+		prev = cur
+		if len(ss) == 10 {
+			_ = ToPB(summarize(ss))
+			ss = ss[:0]
+		}
+		if i%30 == 0 {
+			t0 := time.Now()
+			_, _ = fd.look()
+			look += time.Since(t0)
+		}
+	}
+	perSample := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(perSample/1e9*100, "%core")
+	_ = look
+}
