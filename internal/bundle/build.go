@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/sink/hlog"
 	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
 	"github.com/ycsbctl/ycsbctl/internal/spool"
+	"github.com/ycsbctl/ycsbctl/internal/telemetry"
 	"github.com/ycsbctl/ycsbctl/internal/wire"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
@@ -103,6 +105,8 @@ func writeIntervals(dir string, r *Run, rd *spool.Reader, total *measurement.Int
 	}
 	defer hf.Discard()
 	lw := hlog.NewWriter(hf, r.StartedAt)
+	tel := newTelemetryOut(dir, r)
+	defer tel.discard()
 	var rec pb.IntervalRecord
 	var dec wire.Decoded
 	var spare wire.Sparse
@@ -133,6 +137,9 @@ func writeIntervals(dir string, r *Run, rd *spool.Reader, total *measurement.Int
 			a.intervals++
 			a.ops += dec.Ops
 			a.cpu += dec.CPUSeconds
+			if err := tel.add(i, seq, s, e, off, dec.Telemetry); err != nil {
+				return nil, err
+			}
 			slice := AgentSlice{Index: i, Operations: dec.Ops, OpsPerSec: OpsPerSec(dec.Ops, s, e), CPUSeconds: dec.CPUSeconds, LagNs: dec.LagNs}
 			for j, sr := range dec.Series {
 				sp := &dec.Hist[j]
@@ -169,7 +176,78 @@ func writeIntervals(dir string, r *Run, rd *spool.Reader, total *measurement.Int
 	if err := lw.Flush(); err != nil {
 		return nil, err
 	}
+	if err := tel.finish(); err != nil {
+		return nil, err
+	}
 	return acc, hf.Commit()
+}
+
+// telemetryOut is the telemetry part of a bundle as the spool is
+// replayed: the hosts' intervals for run.json and their raw samples for
+// telemetry.csv, created with the first record that carries any.
+type telemetryOut struct {
+	dir string
+	r   *Run
+	b   *telemetry.Builder
+	f   *outfile.File
+	buf *bufio.Writer
+	raw *telemetry.RawWriter
+}
+
+func newTelemetryOut(dir string, r *Run) *telemetryOut {
+	addrs, hosts := make([]string, len(r.Agents)), make([]string, len(r.Agents))
+	for i, a := range r.Agents {
+		addrs[i], hosts[i] = a.Address, a.Hostname
+	}
+	return &telemetryOut{dir: dir, r: r, b: telemetry.NewBuilder(addrs, hosts)}
+}
+
+func (t *telemetryOut) add(agent int, seq, startNs, endNs, offsetNs int64, iv *telemetry.Interval) error {
+	if iv == nil {
+		return nil
+	}
+	t.b.Add(agent, seq, startNs, endNs, iv)
+	if len(iv.Points) == 0 {
+		return nil
+	}
+	if t.raw == nil {
+		f, err := outfile.Create(filepath.Join(t.dir, telemetry.RawFile), 0o644)
+		if err != nil {
+			return err
+		}
+		t.f, t.buf = f, bufio.NewWriterSize(f, 64<<10)
+		if t.raw, err = telemetry.NewRawWriter(t.buf); err != nil {
+			return err
+		}
+	}
+	return t.raw.Add(agent, t.r.Agents[agent].Hostname, offsetNs, iv.Points)
+}
+
+// finish writes telemetry.csv and run.json's section.
+func (t *telemetryOut) finish() error {
+	t.r.Telemetry = t.b.Record()
+	if t.raw == nil {
+		return nil
+	}
+	if err := t.raw.Flush(); err != nil {
+		return err
+	}
+	if err := t.buf.Flush(); err != nil {
+		return err
+	}
+	if err := t.f.Commit(); err != nil {
+		return err
+	}
+	if t.r.Telemetry != nil {
+		t.r.Telemetry.RawFile = telemetry.RawFile
+	}
+	return nil
+}
+
+func (t *telemetryOut) discard() {
+	if t.f != nil {
+		t.f.Discard()
+	}
 }
 
 // widen stretches iv to cover [startNs, endNs].
@@ -250,7 +328,7 @@ func recovered(r *Run, rd *spool.Reader, total *measurement.Interval) (string, e
 		pcts = []float64{50, 95, 99}
 	}
 	sum := &ycsbtext.Summary{RunTime: time.Duration(total.EndNs - total.StartNs), Total: total, Percentiles: pcts,
-		Notes: append([]string{"Results are " + string(r.Status)}, r.StatusReasons...)}
+		Notes: append(append([]string{"Results are " + string(r.Status)}, r.StatusReasons...), r.Telemetry.Lines()...)}
 	var text strings.Builder
 	if err := ycsbtext.Export(&text, ycsbtext.TextExporter, sum); err != nil {
 		return "", err

@@ -3,7 +3,10 @@
 // (configuration, agents, per-interval merged and per-agent statistics,
 // final summary, status), summary.txt (the YCSB text summary) and
 // merged.hlog (an HdrHistogram interval log whose tags name the series and
-// the agent: "READ.all" for the merge, "READ.agent-0" for agent 0).
+// the agent: "READ.all" for the merge, "READ.agent-0" for agent 0), and
+// when the load generators sampled their hosts, telemetry.csv (their raw
+// 1 s samples; run.json's telemetry section holds the per-interval
+// summaries and the verdicts drawn from them).
 //
 // Both modes record a run the same way (a single host is a run with one
 // agent, index 0, address "local"): a Recorder writes the run's metadata
@@ -31,6 +34,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/redact"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/workload"
+	"github.com/ycsbctl/ycsbctl/internal/telemetry"
 )
 
 // File names inside a bundle directory.
@@ -86,6 +90,9 @@ type Run struct {
 	// Suite places a suite step's run in its suite, with the fingerprint
 	// of its configuration that --resume compares (nil outside suites).
 	Suite *SuiteStep `json:"suite,omitempty"`
+	// Telemetry is what every load generator's host did, per interval
+	// (absent when telemetry was off).
+	Telemetry *telemetry.Record `json:"telemetry,omitempty"`
 	// Coordinator self-measurement: CPU-side cost of merging.
 	MergeSeconds float64 `json:"coordinator_merge_seconds"`
 	LateRecords  int     `json:"late_records"`

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ycsbctl/ycsbctl/internal/spool"
+	"github.com/ycsbctl/ycsbctl/internal/telemetry"
 )
 
 // Files that report and compare write into a bundle directory by default.
@@ -21,7 +22,7 @@ const (
 // ownFiles are the files a bundle directory may hold that belong to its
 // run: a new run refuses a directory holding any of them, and --overwrite
 // removes them, spools and temporary files included.
-var ownFiles = []string{FileRunJSON, FileSummary, FileHlog, FileReport, FileIntervals}
+var ownFiles = []string{FileRunJSON, FileSummary, FileHlog, FileReport, FileIntervals, telemetry.RawFile}
 
 // isOwn reports whether a directory entry belongs to a bundle.
 func isOwn(name string) bool {

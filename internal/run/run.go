@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/telemetry"
 )
 
 // Phase is load (inserts) or run (transactions).
@@ -156,6 +157,10 @@ type Update struct {
 	// where an agent sent none. A single host leaves it nil: its session
 	// samples its own process.
 	AgentRuntime []*RuntimeSample
+	// Telemetry holds, by agent index, what each load generator's host,
+	// its database processes and the load generator itself did in the
+	// interval (ycsbctl.telemetry); nil where an agent sent none.
+	Telemetry []*telemetry.Interval
 }
 
 // RuntimeSample is one reading of a load generator's Go runtime, the

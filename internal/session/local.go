@@ -18,6 +18,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/procstat"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
+	"github.com/ycsbctl/ycsbctl/internal/telemetry"
 	"github.com/ycsbctl/ycsbctl/internal/wire"
 )
 
@@ -37,7 +38,10 @@ type Local struct {
 	rec         *bundle.Recorder
 	spoolFailed bool
 
-	self    run.SelfView
+	self run.SelfView
+	// tel samples this host while the engine runs; nil when telemetry is
+	// off. Cut only on the reporter goroutine.
+	tel     *telemetry.Sampler
 	cpu0    float64
 	res     *engine.Result
 	aborted atomic.Pointer[string]
@@ -99,6 +103,9 @@ func (l *Local) Info() run.Info {
 func (l *Local) onInterval(u *run.Update) {
 	u.RunID = l.id
 	l.self.Describe(u, procstat.CPUSeconds())
+	if l.tel != nil && u.Interval != nil {
+		u.Telemetry = []*telemetry.Interval{l.tel.Cut(u.Interval.StartNs)}
+	}
 	if l.rec != nil && !u.Progress.Warmup && !l.spoolFailed {
 		if err := l.spool(u); err != nil {
 			// The run goes on; the bundle fails at the end with this
@@ -119,6 +126,9 @@ func (l *Local) spool(u *run.Update) error {
 	rec.Final = u.Progress.Final
 	if len(u.Agents) > 0 {
 		rec.CpuSeconds = u.Agents[0].CPUSeconds
+	}
+	if len(u.Telemetry) > 0 {
+		rec.Telemetry = telemetry.ToPB(u.Telemetry[0])
 	}
 	return l.rec.Add(rec)
 }
@@ -143,6 +153,9 @@ func (l *Local) Run(ctx context.Context, sink run.Sink, rec *bundle.Recorder) *r
 	l.fwd.mu.Unlock()
 	l.cpu0 = procstat.CPUSeconds()
 	l.self.Begin(l.cpu0)
+	// A single host reads the database's internals even when its server
+	// runs elsewhere: it is the only load generator.
+	l.tel = l.prep.StartTelemetry(l.host, true, l.logf)
 	r := l.prep.Runner
 	stopOnCancel := make(chan struct{})
 	go func() {
@@ -161,6 +174,9 @@ func (l *Local) Run(ctx context.Context, sink run.Sink, rec *bundle.Recorder) *r
 	r.Start(at)
 	res := r.Wait()
 	close(stopOnCancel)
+	if l.tel != nil {
+		l.tel.Close()
+	}
 	l.res = res
 	out := &run.Outcome{RunTime: res.RunTime, Total: res.Total, WarmupOps: res.WarmupOps, Status: run.StatusComplete}
 	if res.Stopped != "" {

@@ -266,6 +266,8 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	}
 	first := &firstInterval{}
 	sinks = append(sinks, first)
+	tel := newTelemetryNotes(s.Logf, info.Mode == run.ModeDistributed)
+	sinks = append(sinks, tel)
 	sinks = append(sinks, s.o.Sinks...)
 
 	var rec *bundle.Recorder
@@ -349,6 +351,7 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	}
 	sum.Notes = append(sum.Notes, out.Reasons...)
 	sum.Notes = append(sum.Notes, out.Notes...)
+	sum.Notes = append(sum.Notes, tel.lines()...)
 	failures := reportFailures(out.Total, first.get())
 	if failures.share() > WarnFailureShare {
 		// A throughput of failures reads like a result: say it.

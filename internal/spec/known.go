@@ -7,6 +7,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/telemetry"
 	"github.com/ycsbctl/ycsbctl/internal/workload"
 )
 
@@ -49,6 +50,9 @@ func Known() []properties.Known {
 		{Name: PropResults, Default: "", Help: "write the run bundle to this directory (--results)"},
 		{Name: PropOverwrite, Default: "false", Help: "replace the bundle already in the results directory (--overwrite)"},
 		{Name: PropStopGrace, Default: "10", Help: "seconds a graceful stop (first SIGINT/SIGTERM, q) waits for calls in flight before aborting them"},
+		{Name: telemetry.PropEnabled, Default: "true", Help: "sample every load generator's host, database processes and database internals each second (false: off)"},
+		{Name: telemetry.PropPids, Default: "", Help: "the database server's processes on each host: a pid file (path with a slash), pids (12,34) or a name/command-line pattern"},
+		{Name: telemetry.PropHostMetrics, Default: "false", Help: "also serve host-wide CPU, disk and network gauges on /metrics (node_exporter serves them otherwise)"},
 	}
 }
 

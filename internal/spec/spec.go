@@ -342,6 +342,8 @@ type Spec struct {
 	Output   Output
 	// Measure is the measurement type's options (measure.go).
 	Measure Measurement
+	// Telemetry is what load generators sample of their hosts.
+	Telemetry Telemetry
 	// CutInterval is how often the engine cuts an interval: the status
 	// interval, or the timeseries granularity. StatusEvery is how many
 	// cut intervals make one status line.
@@ -378,6 +380,9 @@ func Parse(dbName string, p *properties.Properties, phase run.Phase) (*Spec, err
 		return nil, err
 	}
 	sp.Measure = *m
+	if sp.Telemetry, err = parseTelemetry(p); err != nil {
+		return nil, err
+	}
 	sp.Warnings = warnings(p, phase, cfg)
 	if w := unknownWarning(p, info); w != "" {
 		sp.Warnings = append(sp.Warnings, w)

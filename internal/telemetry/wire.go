@@ -3,6 +3,7 @@ package telemetry
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
@@ -138,6 +139,13 @@ func (v *validator) num(f float32, what string) float64 {
 		v.bad(what)
 		return 0
 	}
+	return widen(f)
+}
+
+// widen is a float32 as the shortest decimal that reads back as it, so
+// that run.json says 94.11765 and not 94.11764669418335.
+func widen(f float32) float64 {
+	x, _ := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
 	return x
 }
 

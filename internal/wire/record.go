@@ -6,6 +6,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/telemetry"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
 
@@ -62,6 +63,9 @@ type Decoded struct {
 	LagNs          int64
 	Final          bool
 	WireBytes      int
+	// Telemetry is the agent's host in the interval, validated; nil when
+	// the record carries none.
+	Telemetry *telemetry.Interval
 }
 
 // Reset empties d for reuse, keeping its buffers.
@@ -95,6 +99,13 @@ func DecodeRecord(rec *pb.IntervalRecord, d *Decoded) error {
 	}
 	d.Seq, d.StartNs, d.EndNs, d.Ops = rec.Seq, rec.StartUnixNs, rec.EndUnixNs, rec.Operations
 	d.CPUSeconds, d.LocalInserts, d.LagNs, d.Final = rec.CpuSeconds, rec.LocalInsertsAcknowledged, rec.LagNs, rec.Final
+	if rec.Telemetry != nil {
+		t, err := telemetry.FromPB(rec.Telemetry)
+		if err != nil {
+			return fmt.Errorf("interval %d: %w", rec.Seq, err)
+		}
+		d.Telemetry = t
+	}
 	var seen [measurement.NumSeries]bool
 	for _, sh := range rec.Histograms {
 		s, ok := measurement.ParseSeries(sh.Series)

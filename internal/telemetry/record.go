@@ -1,0 +1,275 @@
+package telemetry
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Record is run.json's telemetry section: every load generator's host
+// over the run, and the verdicts drawn from them.
+type Record struct {
+	Hosts    []Host    `json:"hosts"`
+	Verdicts []Verdict `json:"verdicts,omitempty"`
+	// RawFile names the bundle's file of raw 1 s samples.
+	RawFile string `json:"raw_file,omitempty"`
+}
+
+// Host is one load generator's host over the run.
+type Host struct {
+	Agent    int    `json:"agent"`
+	Address  string `json:"address"`
+	Hostname string `json:"hostname"`
+	Cores    int    `json:"cores"`
+	MemTotal int64  `json:"mem_total_bytes"`
+	// Notes are what its sampler said once (processes found or not,
+	// internals that could not be read).
+	Notes     []string       `json:"notes,omitempty"`
+	Summary   HostSummary    `json:"summary"`
+	Intervals []HostInterval `json:"intervals"`
+}
+
+// HostInterval is one interval of a host, on the run's clock.
+type HostInterval struct {
+	Seq         int64 `json:"seq"`
+	StartUnixNs int64 `json:"start_unix_ns"`
+	EndUnixNs   int64 `json:"end_unix_ns"`
+	Interval
+}
+
+// HostSummary is a host over the measured run: means over its intervals
+// (weighted by their length) and the worst interval's figures.
+type HostSummary struct {
+	Intervals    int     `json:"intervals"`
+	CPUBusyPct   float64 `json:"cpu_busy_pct"`
+	CPUBusyMax   float64 `json:"cpu_busy_pct_max"`
+	IOWaitPct    float64 `json:"cpu_iowait_pct"`
+	IOWaitMax    float64 `json:"cpu_iowait_pct_max"`
+	DiskReadBps  float64 `json:"disk_read_bytes_per_sec"`
+	DiskWriteBps float64 `json:"disk_write_bytes_per_sec"`
+	DiskUtilMax  float64 `json:"disk_util_pct_max"`
+	NetRxBps     float64 `json:"net_rx_bytes_per_sec"`
+	NetTxBps     float64 `json:"net_tx_bytes_per_sec"`
+	DBCPUPct     float64 `json:"db_cpu_pct"`
+	DBCPUMax     float64 `json:"db_cpu_pct_max"`
+	DBRSSMax     int64   `json:"db_rss_max_bytes"`
+	DBWriteBytes int64   `json:"db_write_bytes"`
+	ClientCPUPct float64 `json:"client_cpu_pct"`
+	ClientCPUMax float64 `json:"client_cpu_pct_max"`
+	ClientRSSMax int64   `json:"client_rss_max_bytes"`
+	// ClientShare is the load generator's part of the CPU the host used.
+	ClientShare float64 `json:"client_share_of_busy"`
+	// Database names the server as its internals answered.
+	Database string `json:"database,omitempty"`
+}
+
+// Verdict kinds.
+const (
+	ClientBound = "client-bound"
+	DiskBound   = "disk-bound"
+)
+
+// Thresholds of the verdicts, on an interval's means.
+const (
+	// SaturatedPct: a host this busy (user+system+steal, of all cores)
+	// leaves its load generator waiting for CPU, which its latencies
+	// then include.
+	SaturatedPct = 90.0
+	// IOWaitHighPct and UtilHighPct: a host waiting this much for I/O,
+	// or a disk this busy, is limited by its storage.
+	IOWaitHighPct = 20.0
+	UtilHighPct   = 80.0
+)
+
+// Verdict is one finding from the hosts' figures.
+type Verdict struct {
+	Kind      string `json:"kind"`
+	Agent     int    `json:"agent"`
+	Host      string `json:"host"`
+	Intervals int    `json:"intervals"`
+	Of        int    `json:"of"`
+	Text      string `json:"text"`
+}
+
+// Builder collects the hosts' intervals of a run, from the spool at the
+// end (package bundle) or from the live updates (the session), and makes
+// the Record: one place decides the verdicts whichever reads them.
+type Builder struct {
+	hosts []*Host
+}
+
+// NewBuilder starts the record of a run's agents; names are their
+// addresses and host names, by index.
+func NewBuilder(addresses, hostnames []string) *Builder {
+	b := &Builder{}
+	for i, a := range addresses {
+		h := &Host{Agent: i, Address: a}
+		if i < len(hostnames) {
+			h.Hostname = hostnames[i]
+		}
+		b.hosts = append(b.hosts, h)
+	}
+	return b
+}
+
+// Name names an agent (a live run learns its agents from its updates).
+func (b *Builder) Name(agent int, address, hostname string) {
+	for len(b.hosts) <= agent {
+		b.hosts = append(b.hosts, &Host{Agent: len(b.hosts)})
+	}
+	h := b.hosts[agent]
+	h.Address, h.Hostname = address, hostname
+}
+
+// Add records agent's interval seq, with times on the run's clock. The
+// raw points are not kept (they go to the raw file).
+func (b *Builder) Add(agent int, seq, startNs, endNs int64, iv *Interval) {
+	if iv == nil || agent < 0 || agent >= len(b.hosts) {
+		return
+	}
+	h := b.hosts[agent]
+	h.Notes = append(h.Notes, iv.Notes...)
+	if iv.Samples == 0 {
+		return
+	}
+	c := *iv
+	c.Points, c.Notes = nil, nil
+	h.Intervals = append(h.Intervals, HostInterval{Seq: seq, StartUnixNs: startNs, EndUnixNs: endNs, Interval: c})
+	h.Cores = max(h.Cores, iv.Cores)
+	h.MemTotal = max(h.MemTotal, iv.MemTotal)
+}
+
+// Record summarises every host and draws the verdicts. Nil when no host
+// reported telemetry (it was off, or every agent predates it).
+func (b *Builder) Record() *Record {
+	r := &Record{}
+	some := false
+	for _, h := range b.hosts {
+		if len(h.Intervals) == 0 && len(h.Notes) == 0 {
+			continue
+		}
+		some = true
+		sort.Slice(h.Intervals, func(i, j int) bool { return h.Intervals[i].Seq < h.Intervals[j].Seq })
+		h.Summary = summarizeHost(h.Intervals)
+		r.Hosts = append(r.Hosts, *h)
+		r.Verdicts = append(r.Verdicts, verdicts(h)...)
+	}
+	if !some {
+		return nil
+	}
+	return r
+}
+
+func summarizeHost(ivs []HostInterval) HostSummary {
+	var s HostSummary
+	var total float64
+	for _, iv := range ivs {
+		total += float64(iv.EndUnixNs - iv.StartUnixNs)
+	}
+	s.Intervals = len(ivs)
+	for _, iv := range ivs {
+		w := 1 / float64(len(ivs))
+		if total > 0 {
+			w = float64(iv.EndUnixNs-iv.StartUnixNs) / total
+		}
+		s.CPUBusyPct += iv.CPU.Busy() * w
+		s.CPUBusyMax = max(s.CPUBusyMax, iv.BusyMax)
+		s.IOWaitPct += iv.CPU.IOWait * w
+		s.IOWaitMax = max(s.IOWaitMax, iv.IOWaitMax)
+		s.DiskReadBps += iv.DiskReadBps() * w
+		s.DiskWriteBps += iv.DiskWriteBps() * w
+		s.DiskUtilMax = max(s.DiskUtilMax, iv.DiskUtilMax())
+		rx, tx := iv.NetBps()
+		s.NetRxBps += rx * w
+		s.NetTxBps += tx * w
+		s.DBCPUPct += iv.DB.CPUPct * w
+		s.DBCPUMax = max(s.DBCPUMax, iv.DB.CPUPctMax)
+		s.DBRSSMax = max(s.DBRSSMax, iv.DB.RSSMax)
+		s.DBWriteBytes += iv.DB.WriteBytes
+		s.ClientCPUPct += iv.Client.CPUPct * w
+		s.ClientCPUMax = max(s.ClientCPUMax, iv.Client.CPUPctMax)
+		s.ClientRSSMax = max(s.ClientRSSMax, iv.Client.RSSMax)
+		if iv.Internals != nil && iv.Internals.Product != "" {
+			s.Database = iv.Internals.Product
+		}
+	}
+	if s.CPUBusyPct > 0 {
+		s.ClientShare = min(1, s.ClientCPUPct/s.CPUBusyPct)
+	}
+	return s
+}
+
+// name is how a host is named in verdicts (which YCSB's [NOTE] lines
+// carry: no commas).
+func (h *Host) name() string {
+	switch {
+	case h.Hostname != "" && h.Address != "" && h.Address != h.Hostname && h.Address != "local":
+		return fmt.Sprintf("agent %d (%s at %s)", h.Agent, h.Hostname, h.Address)
+	case h.Hostname != "":
+		return fmt.Sprintf("agent %d (%s)", h.Agent, h.Hostname)
+	}
+	return fmt.Sprintf("agent %d (%s)", h.Agent, h.Address)
+}
+
+// verdicts: client-bound when the load generator's host was saturated in
+// at least half of the measured intervals; disk-bound (a hint: the disk
+// may be another tenant's) when iowait or a disk's utilisation was high in
+// at least a third of them.
+func verdicts(h *Host) []Verdict {
+	n := len(h.Intervals)
+	if n == 0 {
+		return nil
+	}
+	var sat, disk int
+	var satBusy, satClient float64
+	var worstDisk string
+	var worstUtil, ioSum float64
+	for _, iv := range h.Intervals {
+		if iv.CPU.Busy() >= SaturatedPct || iv.Client.CPUPct >= SaturatedPct {
+			sat++
+			satBusy += iv.CPU.Busy()
+			satClient += iv.Client.CPUPct
+		}
+		hot := iv.CPU.IOWait >= IOWaitHighPct
+		for _, d := range iv.Disks {
+			if d.UtilPct >= UtilHighPct {
+				hot = true
+			}
+			if d.UtilPct > worstUtil {
+				worstUtil, worstDisk = d.UtilPct, d.Name
+			}
+		}
+		if hot {
+			disk++
+			ioSum += iv.CPU.IOWait
+		}
+	}
+	var out []Verdict
+	if 2*sat >= n && sat > 0 {
+		out = append(out, Verdict{Kind: ClientBound, Agent: h.Agent, Host: h.Hostname, Intervals: sat, Of: n,
+			Text: fmt.Sprintf("%s: the load generator's host was CPU-saturated (≥ %.0f%% busy) in %d of %d measured intervals (mean %.0f%% busy; the load generator itself %.0f%%): latencies include waiting for CPU on the client",
+				h.name(), SaturatedPct, sat, n, satBusy/float64(sat), satClient/float64(sat))})
+	}
+	if 3*disk >= n && disk > 0 {
+		detail := fmt.Sprintf("iowait %.0f%% on average in those intervals", ioSum/float64(disk))
+		if worstUtil >= UtilHighPct {
+			detail += fmt.Sprintf("; disk %s up to %.0f%% utilised", worstDisk, worstUtil)
+		}
+		out = append(out, Verdict{Kind: DiskBound, Agent: h.Agent, Host: h.Hostname, Intervals: disk, Of: n,
+			Text: fmt.Sprintf("%s: hint: storage was busy (iowait ≥ %.0f%% or a disk ≥ %.0f%% utilised) in %d of %d measured intervals (%s)",
+				h.name(), IOWaitHighPct, UtilHighPct, disk, n, detail)})
+	}
+	return out
+}
+
+// Lines are the verdicts as the summary prints them.
+func (r *Record) Lines() []string {
+	if r == nil {
+		return nil
+	}
+	var out []string
+	for _, v := range r.Verdicts {
+		out = append(out, strings.ToUpper(v.Kind[:1])+v.Kind[1:]+": "+v.Text)
+	}
+	return out
+}
