@@ -291,7 +291,7 @@ print(json.dumps(out))
 		Environment [][]string `json:"Environment"`
 	}
 	require.NoError(t, json.Unmarshal(out, &wb))
-	assert.Equal(t, []string{"Overall", "Operations", "Periods", "Environment", "Throughput chart"}, wb.Sheets)
+	assert.Equal(t, []string{"Overall", "Operations", "Periods", "Hosts", "Environment", "Throughput chart"}, wb.Sheets)
 	require.Len(t, wb.Overall, 1+len(distSteps))
 	for i, d := range distSteps {
 		assert.Equal(t, "basic/"+d, wb.Overall[i+1][len(wb.Overall[i+1])-1])

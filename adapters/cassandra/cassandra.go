@@ -147,6 +147,8 @@ type DB struct {
 	batchPar  int
 	stmts     stmtCache
 	errLog    errLimiter
+	// cfg opens the telemetry's own session (telemetry.go).
+	cfg *config
 }
 
 var (
@@ -357,6 +359,7 @@ func open(ctx context.Context, p *properties.Properties) (adapters.DB, error) {
 		writeCL:   c.writeCL,
 		opTimeout: c.readTimeout + time.Second,
 		batchPar:  c.batchPar,
+		cfg:       c,
 	}, nil
 }
 

@@ -133,6 +133,8 @@ func init() {
 			{Name: propRPCQueueSize, Help: "override gohbase's RPC queue size (advanced)"},
 			{Name: propFlushInterval, Help: "override gohbase's flush interval in ms (advanced)"},
 			{Name: propBatchParallel, Default: strconv.Itoa(defaultBatchParallel), Help: "puts in flight per BatchInsert call or buffer flush"},
+			{Name: propMasterInfoPort, Default: "16010", Help: "telemetry: the master's web UI port, whose /jmx is read once per interval (-1: off)"},
+			{Name: propRSInfoPort, Default: "16030", Help: "telemetry: the region servers' web UI port, whose /jmx is read once per interval (-1: off)"},
 			{Name: propKerberosPrinc, Help: "Kerberos principal: not supported (an error when set)"},
 			{Name: propKerberosKeytab, Help: "Kerberos keytab: not supported (an error when set)"},
 		},
@@ -178,6 +180,8 @@ type DB struct {
 
 	adminMu sync.Mutex
 	admin   gohbase.AdminClient
+	// jmx are the daemons' info ports, for telemetry (telemetry.go).
+	jmx jmxPorts
 }
 
 var (
@@ -269,6 +273,9 @@ func open(ctx context.Context, p *properties.Properties) (adapters.DB, error) {
 		return nil, err
 	}
 	d.batchPar = int(bp)
+	if d.jmx, err = parseJMXPorts(p); err != nil {
+		return nil, err
+	}
 
 	// YCSB's write buffering is done by each worker handle (see
 	// buffered.go); the shared client sends every call at once

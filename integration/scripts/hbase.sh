@@ -25,6 +25,7 @@ HOST=127.0.0.1
 ZK_PORT=2181
 MASTER_PORT=16000
 RS_PORT=16020
+INFO_PORT=16010
 MAIN_CLASS=org.apache.hadoop.hbase.master.HMaster
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -95,8 +96,11 @@ write_config() {
   <property><name>hbase.unsafe.regionserver.hostname</name><value>$HOST</value></property>
   <property><name>hbase.master.port</name><value>$MASTER_PORT</value></property>
   <property><name>hbase.regionserver.port</name><value>$RS_PORT</value></property>
-  <!-- no web UIs: no extra listening sockets -->
-  <property><name>hbase.master.info.port</name><value>-1</value></property>
+  <!-- the master's web UI on loopback only: its /jmx servlet is what
+       ycsbctl's telemetry reads (standalone: the region server's beans
+       are there too); the region server has none of its own -->
+  <property><name>hbase.master.info.port</name><value>$INFO_PORT</value></property>
+  <property><name>hbase.master.info.bindAddress</name><value>$HOST</value></property>
   <property><name>hbase.regionserver.info.port</name><value>-1</value></property>
   <!-- a WAL on the local filesystem cannot hflush/hsync as HDFS does -->
   <property><name>hbase.unsafe.stream.capability.enforce</name><value>false</value></property>
@@ -172,7 +176,7 @@ start_server() {
 	fi
 	rm -f "$pidfile"
 	local p
-	for p in "$ZK_PORT" "$MASTER_PORT" "$RS_PORT"; do
+	for p in "$ZK_PORT" "$MASTER_PORT" "$RS_PORT" "$INFO_PORT"; do
 		if port_open "$p"; then
 			die "port $p on $HOST is already in use by a process this script did not start; stop it first"
 		fi

@@ -33,8 +33,8 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
 	"github.com/ycsbctl/ycsbctl/internal/run"
-	"github.com/ycsbctl/ycsbctl/internal/workload"
 	"github.com/ycsbctl/ycsbctl/internal/telemetry"
+	"github.com/ycsbctl/ycsbctl/internal/workload"
 )
 
 // File names inside a bundle directory.

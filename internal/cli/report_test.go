@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -234,6 +235,14 @@ func checkSummaryAgainstRunJSON(t *testing.T, summary string, run *bundle.Run) {
 			t.Fatalf("%q: value %q: %v", line, val, err)
 		}
 		var want float64
+		if metric == "NOTE" {
+			// The only notes of a complete run are telemetry's verdicts:
+			// the summary and run.json must draw the same ones.
+			if !slices.Contains(run.Telemetry.Lines(), meas) {
+				t.Fatalf("%q: not a verdict of run.json's telemetry %v", line, run.Telemetry.Lines())
+			}
+			continue
+		}
 		if metric == "OVERALL" {
 			switch meas {
 			case "RunTime(ms)":

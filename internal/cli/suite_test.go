@@ -89,7 +89,7 @@ func TestSuiteEndToEnd(t *testing.T) {
 	x, err := excelize.OpenFile(filepath.Join(res, "summary.xlsx"))
 	require.NoError(t, err)
 	defer func() { _ = x.Close() }()
-	assert.Equal(t, []string{"Overall", "Operations", "Periods", "Environment", "Throughput chart"}, x.GetSheetList())
+	assert.Equal(t, []string{"Overall", "Operations", "Periods", "Hosts", "Environment", "Throughput chart"}, x.GetSheetList())
 	// Environment: the version and the command, this host, and each
 	// database as its adapter described it, from the bundles.
 	env, err := x.GetRows("Environment", excelize.Options{RawCellValue: true})

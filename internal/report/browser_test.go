@@ -95,9 +95,9 @@ func TestBrowserRendersReports(t *testing.T) {
 	bin := chromium(t)
 	out := artifactDir(t)
 	root := t.TempDir()
-	local := makeBundle(t, filepath.Join(root, "local"), fixture{db: "basic", workload: "workloada", intervals: 30, rate: 1200, jitter: 0.08, latencyUs: 350, seed: 21})
-	dist := makeBundle(t, filepath.Join(root, "dist"), fixture{db: "mongodb", workload: "workloada", agents: 3, intervals: 30, rate: 2400, jitter: 0.05, latencyUs: 600, seed: 22})
-	other := makeBundle(t, filepath.Join(root, "cass"), fixture{db: "cassandra", workload: "workloada", agents: 3, intervals: 30, rate: 3100, jitter: 0.05, latencyUs: 450, seed: 23})
+	local := makeBundle(t, filepath.Join(root, "local"), fixture{db: "basic", workload: "workloada", intervals: 30, rate: 1200, jitter: 0.08, latencyUs: 350, seed: 21, hosts: true})
+	dist := makeBundle(t, filepath.Join(root, "dist"), fixture{db: "mongodb", workload: "workloada", agents: 3, intervals: 30, rate: 2400, jitter: 0.05, latencyUs: 600, seed: 22, hosts: true})
+	other := makeBundle(t, filepath.Join(root, "cass"), fixture{db: "cassandra", workload: "workloada", agents: 3, intervals: 30, rate: 3100, jitter: 0.05, latencyUs: 450, seed: 23, hosts: true})
 	scan := makeBundle(t, filepath.Join(root, "mongo-c"), fixture{db: "mongodb", workload: "workloadc", agents: 3, intervals: 30, rate: 5000, jitter: 0.05, latencyUs: 300, seed: 24})
 	scan2 := makeBundle(t, filepath.Join(root, "cass-c"), fixture{db: "cassandra", workload: "workloadc", agents: 3, intervals: 30, rate: 5000, jitter: 0.05, latencyUs: 300, seed: 25})
 
@@ -124,11 +124,39 @@ func TestBrowserRendersReports(t *testing.T) {
 			if total == 0 || empty != 0 || count != total {
 				t.Errorf("charts: %d drawn of %d (%d empty)", count, total, empty)
 			}
+			checkHostPanels(t, bin, name, file)
 			if len(errs) > 0 {
 				t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 			}
 			screenshot(t, bin, file, strings.TrimSuffix(file, ".html")+".png")
 		})
+	}
+}
+
+// checkHostPanels: every host's panel drew in the browser (its charts are
+// among those counted above; here each is found in the rendered DOM with
+// its points, the CPU chart with its stacked bands), and the account of
+// where the time went is on the page.
+func checkHostPanels(t *testing.T, bin, name, file string) {
+	t.Helper()
+	dom, _ := runChromium(t, bin, "--virtual-time-budget=5000", "--dump-dom", "file://"+file)
+	hosts := map[string]int{"report-single-host": 1, "report-distributed": 3, "compare": 0}[name]
+	for a := range hosts {
+		for _, id := range []string{"cpu", "disk", "util", "net", "proc-cpu", "proc-rss"} {
+			m := regexp.MustCompile(`<svg class="chart" id="host` + strconv.Itoa(a) + `-` + id + `" data-points="(\d+)"`).FindStringSubmatch(dom)
+			if m == nil || m[1] == "0" {
+				t.Errorf("%s: host %d chart %s missing or empty (%v)", name, a, id, m)
+			}
+		}
+		if n := strings.Count(dom, `<path class="band" data-series="user"`); n < hosts {
+			t.Errorf("%s: %d stacked CPU bands, want one per host (%d)", name, n, hosts)
+		}
+	}
+	if hosts > 0 && !strings.Contains(dom, "Hosts: where the time went") {
+		t.Errorf("%s: no hosts section", name)
+	}
+	if name == "compare" && !strings.Contains(dom, `id="compare-host-cpu"`) {
+		t.Errorf("compare: no host chart")
 	}
 }
 

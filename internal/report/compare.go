@@ -199,6 +199,15 @@ const compareSections = `
 {{else}}
 <p class="muted">No throughput-over-time chart: every run here has fewer than two intervals (a run shorter than its status.interval is one point, not a line).</p>
 {{end}}
+{{if .HostRows}}
+<h2>Hosts per scenario and database</h2>
+<p class="muted">What every load generator's host did over the measured run (ycsbctl.telemetry): means, and the worst interval where it says more.</p>
+<div class="charts">{{range .HostCharts}}<div class="chartbox">{{.}}</div>{{end}}</div>
+<table class="hosts">
+<tr><th class="l">Scenario</th><th class="l">Database</th><th class="l">Host</th><th>CPU busy</th><th>worst</th><th>iowait</th><th>Disk write</th><th>Disk util max</th><th>Network</th><th>DB CPU</th><th>DB RSS max</th><th>DB written</th><th>Load gen. CPU</th><th class="l">Server</th><th class="l">Verdicts</th></tr>
+{{range .HostRows}}<tr{{if .Hot}} class="warn"{{end}}><td class="l">{{.Scenario}}</td><td class="l">{{.Label}}</td><td class="l">{{.Host}}</td><td>{{.Busy}}</td><td>{{.BusyMax}}</td><td>{{.IOWait}}</td><td>{{.DiskW}}</td><td>{{.DiskUtil}}</td><td>{{.Net}}</td><td>{{.DBCPU}}</td><td>{{.DBRSS}}</td><td>{{.DBWritten}}</td><td>{{.Client}}</td><td class="l">{{.Database}}</td><td class="l">{{.Verdicts}}</td></tr>
+{{end}}</table>
+{{end}}
 `
 
 var (
@@ -212,6 +221,8 @@ type compareData struct {
 	TputChart  template.HTML
 	LatCharts  []template.HTML
 	TimeCharts []template.HTML
+	HostCharts []template.HTML
+	HostRows   []compareHostRow
 }
 
 type compareRow struct {
@@ -267,6 +278,10 @@ func (c *Comparison) data() compareData {
 	}
 	for _, ch := range c.timeCharts() {
 		data.TimeCharts = append(data.TimeCharts, template.HTML(ch.SVG()))
+	}
+	data.HostRows = c.hostRows()
+	for _, ch := range c.hostBars() {
+		data.HostCharts = append(data.HostCharts, template.HTML(ch.SVG()))
 	}
 	return data
 }

@@ -16,6 +16,7 @@ import (
 	ycsbrun "github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/sink/hlog"
 	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
+	"github.com/ycsbctl/ycsbctl/internal/telemetry"
 	"github.com/ycsbctl/ycsbctl/internal/wire"
 	"github.com/ycsbctl/ycsbctl/workloads"
 )
@@ -31,6 +32,28 @@ type fixture struct {
 	latencyUs float64 // median latency
 	seed      uint64
 	label     string
+	// hosts adds telemetry: what each load generator's host did.
+	hosts bool
+}
+
+// synthHost is one interval of a host that runs a database beside its
+// load generator: CPU that climbs, disk writes in bursts, a database
+// process that grows.
+func synthHost(r *rand.Rand, i int, agent int, endNs int64) *telemetry.Interval {
+	busy := 40 + 50*float64(i%10)/10 + 5*r.Float64()
+	iv := &telemetry.Interval{Samples: 10, Cores: 4,
+		CPU:     telemetry.CPU{User: busy * 0.7, System: busy * 0.3, IOWait: 3 + 10*r.Float64(), Idle: 100 - busy - 8},
+		BusyMax: min(busy+8, 100), IOWaitMax: 15, Load1Max: 3.5, MemTotal: 16 << 30, MemAvailableMin: 9 << 30, MemCached: 4 << 30,
+		Disks:  []telemetry.Device{{Name: "nvme0n1", WriteBps: 2e7 + 3e7*r.Float64(), ReadBps: 1e6, UtilPct: 20 + 40*r.Float64(), UtilPctMax: 75, AwaitMs: 0.8}},
+		Links:  []telemetry.Link{{Name: "eth0", RxBps: 4e7, TxBps: 3e7, RxPps: 30000, TxPps: 25000}},
+		DB:     telemetry.Process{Count: 1, CPUPct: busy * 0.6, CPUPctMax: busy * 0.7, RSSMax: int64(1<<30) + int64(i)<<22, ThreadsMax: 180, FilesMax: 900, WriteBps: 2e7, WriteBytes: 2e8},
+		Client: telemetry.Process{Count: 1, CPUPct: busy * 0.2, CPUPctMax: busy * 0.25, RSSMax: 60 << 20},
+		Internals: &telemetry.Internals{Product: "Cassandra 5.0.9", Source: fmt.Sprintf("system_views on 10.0.0.%d", agent+1),
+			Metrics: []telemetry.Metric{{Name: "compactions_pending", Value: float64(i % 3)}, {Name: "thread_pool.MutationStage.pending", Value: float64(r.IntN(5))}}}}
+	for k := range 10 {
+		iv.Points = append(iv.Points, telemetry.Point{UnixNs: endNs - int64(9-k)*int64(time.Second), CPU: iv.CPU, DBCPUPct: iv.DB.CPUPct, DBRSS: iv.DB.RSSMax, ClientCPUPct: iv.Client.CPUPct})
+	}
+	return iv
 }
 
 // synthInterval makes one interval of a read/update mix with lognormal
@@ -109,6 +132,9 @@ func makeBundle(t *testing.T, dir string, f fixture) string {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if f.hosts {
+				wr.Telemetry = telemetry.ToPB(synthHost(r, i, 0, iv.EndNs))
+			}
 			if err := rec.Add(wr); err != nil {
 				t.Fatal(err)
 			}
@@ -141,6 +167,7 @@ func makeBundle(t *testing.T, dir string, f fixture) string {
 		ExitReason: "ok", DB: f.db, Phase: "run", Label: f.label, StartedAt: start, EndedAt: start.Add(time.Duration(f.intervals) * 10 * time.Second),
 		Config: bundle.Config{Properties: bundle.Redact(props), OnAgentLoss: "abort", IntervalNs: int64(10 * time.Second), MaxClockOffsetNs: int64(time.Second)},
 		Plan:   map[string]any{"phase": "run", "threads_per_agent": 8}}
+	hosts := telemetry.NewBuilder(nil, nil)
 	perAgent := make([]*measurement.Interval, f.agents)
 	for a := range perAgent {
 		perAgent[a] = measurement.NewInterval(0, 0, 0)
@@ -159,6 +186,10 @@ func makeBundle(t *testing.T, dir string, f fixture) string {
 			iv := synthInterval(r, int64(i), s, secs, ops, f.latencyUs*(1+float64(a)*0.1))
 			merged.Add(iv)
 			perAgent[a].Add(iv)
+			if f.hosts {
+				hosts.Name(a, fmt.Sprintf("10.0.0.%d:7420", a+1), fmt.Sprintf("loader%d", a+1))
+				hosts.Add(a, int64(i), iv.StartNs, iv.EndNs, synthHost(r, i, a, iv.EndNs))
+			}
 			slice := bundle.AgentSlice{Index: a, Operations: iv.Ops, OpsPerSec: bundle.OpsPerSec(iv.Ops, iv.StartNs, iv.EndNs), CPUSeconds: 2.5, LagNs: int64(a) * 1000, Series: bundle.IntervalStats(iv)}
 			is.Agents = append(is.Agents, slice)
 			for sr, h := range iv.Hist {
@@ -199,6 +230,7 @@ func makeBundle(t *testing.T, dir string, f fixture) string {
 	if err := ycsbtext.Export(&txt, ycsbtext.TextExporter, sum); err != nil {
 		t.Fatal(err)
 	}
+	run.Telemetry = hosts.Record()
 	run.Summary = bundle.Summary{RunTimeMs: rt.Milliseconds(), Operations: total.Ops, Series: bundle.IntervalStats(total), Returns: bundle.Returns(total),
 		Throughput: float64(total.Ops) / rt.Seconds(), Lines: strings.Split(strings.TrimSpace(txt.String()), "\n")}
 	if err := bundle.WriteSummary(dir, txt.String()); err != nil {

@@ -45,6 +45,7 @@ th { background: var(--panel); font-weight: 600; font-size: 12px; color: var(--m
 td:first-child, th:first-child, td.l, th.l { text-align: left; }
 td.wrap { white-space: normal; word-break: break-all; max-width: 900px; }
 tr.bad td { color: var(--bad); } tr.warn td { color: var(--warn); }
+ul.went li { margin: 2px 0; } ul.went li.warnline { color: var(--warn); font-weight: 600; }
 td.noise { color: var(--muted); } td.sig { font-weight: 600; } td.up { color: var(--good); } td.down { color: var(--bad); }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; }
 .chartbox { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 6px; }

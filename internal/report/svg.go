@@ -49,6 +49,28 @@ type LineChart struct {
 	YFormat func(float64) string
 	// XTitle formats x in point tooltips (defaults to XFormat).
 	XTitle func(float64) string
+	// YCap, when set, caps the y axis (100 for percent of all cores):
+	// a band's rounding must not push the axis past what can happen.
+	YCap float64
+	// Stacked draws each series as a filled band on top of the ones
+	// before it (CPU by user, system, iowait); the series share their X.
+	Stacked bool
+}
+
+// stackedTops returns, per series, the running sums of the Y values of it
+// and the series before it: the top edge of its band.
+func (c *LineChart) stackedTops() [][]float64 {
+	tops := make([][]float64, len(c.Series))
+	for i, s := range c.Series {
+		tops[i] = make([]float64, len(s.Y))
+		for k, y := range s.Y {
+			tops[i][k] = y
+			if i > 0 && k < len(tops[i-1]) {
+				tops[i][k] += tops[i-1][k]
+			}
+		}
+	}
+	return tops
 }
 
 const (
@@ -150,13 +172,21 @@ func (c *LineChart) SVG() string {
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	points := 0
-	for _, s := range c.Series {
+	var tops [][]float64
+	if c.Stacked {
+		tops = c.stackedTops()
+	}
+	for si, s := range c.Series {
 		for i := range s.X {
-			if c.LogY && s.Y[i] <= 0 {
+			y := s.Y[i]
+			if tops != nil {
+				y = tops[si][i]
+			}
+			if c.LogY && y <= 0 {
 				continue
 			}
 			xmin, xmax = math.Min(xmin, s.X[i]), math.Max(xmax, s.X[i])
-			ymin, ymax = math.Min(ymin, s.Y[i]), math.Max(ymax, s.Y[i])
+			ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
 			points++
 		}
 	}
@@ -178,7 +208,11 @@ func (c *LineChart) SVG() string {
 	if c.LogY {
 		ymin, ymax, yticks = logTicks(ymin, ymax, yf)
 	} else {
-		ymin, ymax, yticks = linearTicks(math.Min(ymin, 0), ymax*1.05, 5, yf)
+		top := ymax * 1.05
+		if c.YCap > 0 {
+			top = math.Min(top, c.YCap)
+		}
+		ymin, ymax, yticks = linearTicks(math.Min(ymin, 0), top, 5, yf)
 	}
 	xs := scale{min: xmin, max: xmax, log: c.LogX, a: padLeft, b: float64(w - padRight)}
 	ys := scale{min: ymin, max: ymax, log: c.LogY, a: float64(h - padBottom), b: padTop}
@@ -205,12 +239,38 @@ func (c *LineChart) SVG() string {
 		}
 		var d strings.Builder
 		var dots strings.Builder
+		if tops != nil {
+			// The band: along its top, then back along the band below.
+			var area strings.Builder
+			for k := range s.X {
+				if k == 0 {
+					area.WriteString("M")
+				} else {
+					area.WriteString(" L")
+				}
+				area.WriteString(f1(xs.px(s.X[k])) + " " + f1(ys.px(tops[i][k])))
+			}
+			for k := len(s.X) - 1; k >= 0; k-- {
+				below := 0.0
+				if i > 0 && k < len(tops[i-1]) {
+					below = tops[i-1][k]
+				}
+				area.WriteString(" L" + f1(xs.px(s.X[k])) + " " + f1(ys.px(below)))
+			}
+			if len(s.X) > 0 {
+				fmt.Fprintf(&b, `<path class="band" data-series="%s" d="%s Z" fill="%s" fill-opacity="0.35" stroke="none"/>`, esc(s.Name), area.String(), col)
+			}
+		}
 		n := 0
 		for k := range s.X {
-			if c.LogY && s.Y[k] <= 0 {
+			yv := s.Y[k]
+			if tops != nil {
+				yv = tops[i][k]
+			}
+			if c.LogY && yv <= 0 {
 				continue
 			}
-			x, y := xs.px(s.X[k]), ys.px(s.Y[k])
+			x, y := xs.px(s.X[k]), ys.px(yv)
 			if n == 0 {
 				d.WriteString("M")
 			} else {

@@ -194,8 +194,8 @@ func seriesRank(name string) int {
 }
 
 // PeriodsHeader are the Periods sheet's columns.
-var PeriodsHeader = []string{"Database", "Step", "Sweep", "Interval", "Start (s)", "End (s)", "Operations", "Throughput (ops/s)",
-	"Main operation", "Average (µs)", "P99 (µs)"}
+var PeriodsHeader = append([]string{"Database", "Step", "Sweep", "Interval", "Start (s)", "End (s)", "Operations", "Throughput (ops/s)",
+	"Main operation", "Average (µs)", "P99 (µs)"}, periodHostsHeader...)
 
 // PeriodRows returns one row per status interval of every step.
 func (d *Data) PeriodRows() [][]Cell {
@@ -216,8 +216,9 @@ func (d *Data) PeriodRows() [][]Cell {
 					avg, p99 = st.MeanUs, st.P99Us
 				}
 			}
-			rows = append(rows, []Cell{s.State.Database, s.StepName(), s.SweepText(), iv.Seq,
-				float64(iv.StartUnixNs-t0) / 1e9, float64(iv.EndUnixNs-t0) / 1e9, iv.Operations, iv.OpsPerSec, main, avg, p99})
+			rows = append(rows, append([]Cell{s.State.Database, s.StepName(), s.SweepText(), iv.Seq,
+				float64(iv.StartUnixNs-t0) / 1e9, float64(iv.EndUnixNs-t0) / 1e9, iv.Operations, iv.OpsPerSec, main, avg, p99},
+				periodHosts(s.Bundle.Run.Telemetry, iv.Seq)...))
 		}
 	}
 	return normalize(rows)

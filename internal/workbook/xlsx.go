@@ -41,6 +41,7 @@ func (d *Data) WriteXLSX(path string) error {
 		{SheetOverall, OverallHeader, d.OverallRows()},
 		{SheetOperations, OperationsHeader, d.OperationRows()},
 		{SheetPeriods, PeriodsHeader, d.PeriodRows()},
+		{SheetHosts, HostsHeader, d.HostRows()},
 		{SheetEnv, EnvironmentHeader, d.EnvironmentRows()},
 	}
 	if len(d.State.Scans) > 0 {

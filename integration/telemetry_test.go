@@ -1,0 +1,254 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/telemetry"
+)
+
+// Telemetry against the real servers: each adapter's internals reader
+// (Cassandra's system_views, HBase's JMX servlet, FerretDB's partial
+// serverStatus) read directly, then a single-host load through the CLI
+// whose bundle must name the server's own process (the pid servers.sh
+// recorded), its CPU and memory, and the internals per interval.
+
+// serverPid is the pid servers.sh recorded for db's server.
+func serverPid(t *testing.T, db, file string) int {
+	t.Helper()
+	dir := os.Getenv("YCSBCTL_SERVERS_DIR")
+	if dir == "" {
+		dir = filepath.Join(cliRoot(), ".servers")
+	}
+	b, err := os.ReadFile(filepath.Join(dir, db, file))
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	return pid
+}
+
+// thisHost is what the sampler tells an adapter about this machine when
+// roles of the server run here.
+func thisHost(roles ...string) adapters.Host {
+	h := adapters.Host{Addrs: []string{"127.0.0.1", "::1"}, Roles: roles}
+	if as, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range as {
+			if n, ok := a.(*net.IPNet); ok {
+				h.Addrs = append(h.Addrs, n.IP.String())
+			}
+		}
+	}
+	return h
+}
+
+// readInternals opens the adapter's internals for this host and reads
+// them twice (counters need two readings to become rates in the sampler).
+func readInternals(t *testing.T, db string, props map[string]string, roles ...string) adapters.InternalsReading {
+	t.Helper()
+	info, err := adapters.Lookup(db)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	d, err := info.Driver.Open(ctx, properties.FromMap(props))
+	require.NoError(t, err)
+	defer func() { _ = d.(adapters.Closer).Close() }()
+	sp, ok := d.(adapters.ServerProcesses)
+	require.True(t, ok, "%s names its server processes", db)
+	require.NotEmpty(t, sp.ServerProcesses())
+	src, ok := d.(adapters.InternalsSource)
+	require.True(t, ok, "%s reads its internals", db)
+	in, err := src.OpenInternals(ctx, thisHost(roles...))
+	require.NoError(t, err)
+	require.NotNil(t, in, "the server runs on this host")
+	defer func() { _ = in.Close() }()
+	r, err := in.Read(ctx)
+	require.NoError(t, err)
+	r2, err := in.Read(ctx)
+	require.NoError(t, err)
+	t.Logf("%s internals from %s: %v", r2.Product, r2.Source, r2.Metrics)
+	assert.Equal(t, r.Product, r2.Product)
+	none, err := src.OpenInternals(ctx, adapters.Host{Addrs: []string{"192.0.2.1"}})
+	require.NoError(t, err)
+	assert.Nil(t, none, "a host without the server that is not the one reading a remote server reads nothing")
+	return r2
+}
+
+func metric(r adapters.InternalsReading, name string) (adapters.Metric, bool) {
+	for _, m := range r.Metrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return adapters.Metric{}, false
+}
+
+// telemetryLoad runs a single-host load through the CLI with --results and
+// reads back its bundle's telemetry.
+func telemetryLoad(t *testing.T, db string, records int, props map[string]string) (*bundle.Run, *cliResult) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "bundle")
+	args := []string{"load", db, "-P", filepath.Join(cliRoot(), "workloads/workloada"), "-threads", "8",
+		"-p", "recordcount=" + strconv.Itoa(records), "-p", "status.interval=1", "--results", dir}
+	for k, v := range props {
+		args = append(args, "-p", k+"="+v)
+	}
+	r := runCLI(t, 5*time.Minute, "", args...)
+	requireExit(t, r, 0)
+	b, err := os.ReadFile(filepath.Join(dir, bundle.FileRunJSON))
+	require.NoError(t, err)
+	var run bundle.Run
+	require.NoError(t, json.Unmarshal(b, &run))
+	require.NotNil(t, run.Telemetry, "run.json has a telemetry section")
+	require.Len(t, run.Telemetry.Hosts, 1)
+	require.Equal(t, telemetry.RawFile, run.Telemetry.RawFile)
+	f, err := os.Open(filepath.Join(dir, telemetry.RawFile))
+	require.NoError(t, err)
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	require.Greater(t, len(rows), 1, "telemetry.csv holds the raw samples")
+	return &run, r
+}
+
+// checkServerFound: the bundle names the server's process by the pid its
+// script recorded, and its CPU and memory were measured.
+func checkServerFound(t *testing.T, run *bundle.Run, r *cliResult, role string, pid int) {
+	t.Helper()
+	h := run.Telemetry.Hosts[0]
+	want := role + " (pid " + strconv.Itoa(pid) + ")"
+	assert.Contains(t, strings.Join(h.Notes, "\n"), want, "run.json notes")
+	assert.Contains(t, r.stderr, want, "said on stderr")
+	assert.Positive(t, h.Summary.DBRSSMax, "the server's memory")
+	cpu := 0.0
+	for _, iv := range h.Intervals {
+		cpu += iv.DB.CPUPct
+		assert.Equal(t, 1, iv.DB.Count, "interval %d: one server process", iv.Seq)
+	}
+	assert.Positive(t, cpu, "the server used CPU during the load")
+	assert.Positive(t, h.Summary.ClientCPUPct, "the load generator's own CPU")
+	assert.Positive(t, h.Cores)
+}
+
+// internalsInBundle returns the intervals' internals.
+func internalsInBundle(run *bundle.Run) []*telemetry.Internals {
+	var out []*telemetry.Internals
+	for _, iv := range run.Telemetry.Hosts[0].Intervals {
+		if iv.Internals != nil {
+			out = append(out, iv.Internals)
+		}
+	}
+	return out
+}
+
+func TestTelemetryCassandra(t *testing.T) {
+	endpoint := startServer(t, "cassandra")
+	t.Cleanup(func() { stopServer(t, "cassandra") })
+	host, port, err := net.SplitHostPort(endpoint)
+	require.NoError(t, err)
+	props := map[string]string{"hosts": host, "port": port, "cassandra.connecttimeoutmillis": "5000"}
+
+	r := readInternals(t, "cassandra", props, "cassandra")
+	assert.True(t, strings.HasPrefix(r.Product, "Cassandra 5.0"), r.Product)
+	assert.Contains(t, r.Source, "system_views on 127.0.0.1")
+	for _, name := range []string{"thread_pool.MutationStage.pending", "thread_pool.ReadStage.blocked", "thread_pools.pending", "thread_pools.blocked",
+		"compactions_pending", "compactions_running", "disk_usage_bytes"} {
+		_, ok := metric(r, name)
+		assert.True(t, ok, "%s in %v", name, r.Metrics)
+	}
+	m, ok := metric(r, "thread_pool.MutationStage.completed")
+	require.True(t, ok)
+	assert.True(t, m.Counter, "completed tasks only grow")
+
+	requireExit(t, runCLI(t, 2*time.Minute, "", "init", "cassandra", "-p", "hosts="+host, "-p", "port="+port), 0)
+	run, res := telemetryLoad(t, "cassandra", 3000, props)
+	checkServerFound(t, run, res, "cassandra", serverPid(t, "cassandra", "cassandra.pid"))
+	ins := internalsInBundle(run)
+	require.NotEmpty(t, ins, "internals read during the load")
+	var completed bool
+	for _, in := range ins {
+		assert.True(t, strings.HasPrefix(in.Product, "Cassandra 5.0"), in.Product)
+		if v, ok := in.Value("thread_pool.MutationStage.completed_per_sec"); ok && v > 0 {
+			completed = true
+		}
+	}
+	assert.True(t, completed, "the node completed mutations during the load: %+v", ins)
+	assert.Positive(t, run.Telemetry.Hosts[0].Summary.DBWriteBytes+int64(run.Telemetry.Hosts[0].Summary.DiskWriteBps),
+		"a load writes: the commit log reaches the page cache of a disk-backed directory")
+}
+
+func TestTelemetryHBase(t *testing.T) {
+	quorum := startServer(t, "hbase")
+	t.Cleanup(func() { stopServer(t, "hbase") })
+	props := map[string]string{"hbase.zookeeper.quorum": quorum, "columnfamily": "family", "hbase.timeout": "10000",
+		// Standalone: one JVM, whose master web UI serves the region
+		// server's beans too (servers.sh turns it on, on loopback).
+		"hbase.regionserver.info.port": "-1"}
+	r := readInternals(t, "hbase", props, "hbase-master")
+	assert.True(t, strings.HasPrefix(r.Product, "HBase"), r.Product)
+	assert.Contains(t, r.Source, "http://127.0.0.1:16010/jmx")
+	for _, name := range []string{"regionserver.memstore_bytes", "regionserver.block_cache_hit_pct", "regionserver.compaction_queue",
+		"regionserver.flush_queue", "master.region_servers", "master.jvm.gc_time_ms"} {
+		_, ok := metric(r, name)
+		assert.True(t, ok, "%s in %v", name, r.Metrics)
+	}
+	rs, _ := metric(r, "master.region_servers")
+	assert.Equal(t, 1.0, rs.Value, "standalone: one region server")
+
+	requireExit(t, runCLI(t, 2*time.Minute, "", "init", "hbase", "-p", "hbase.zookeeper.quorum="+quorum, "-p", "columnfamily=family"), 0)
+	run, res := telemetryLoad(t, "hbase", 3000, props)
+	checkServerFound(t, run, res, "hbase-master", serverPid(t, "hbase", "hbase.pid"))
+	ins := internalsInBundle(run)
+	require.NotEmpty(t, ins)
+	var writes, memstore bool
+	for _, in := range ins {
+		if v, ok := in.Value("regionserver.write_requests_per_sec"); ok && v > 0 {
+			writes = true
+		}
+		if v, ok := in.Value("regionserver.memstore_bytes"); ok && v > 0 {
+			memstore = true
+		}
+	}
+	assert.True(t, writes, "the region server counted the load's writes: %+v", ins)
+	assert.True(t, memstore, "the load's rows sit in the memstore: %+v", ins)
+}
+
+func TestTelemetryFerretDB(t *testing.T) {
+	endpoint := startServer(t, "mongodb")
+	t.Cleanup(func() { stopServer(t, "mongodb") })
+	props := map[string]string{"mongodb.url": endpoint}
+	r := readInternals(t, "mongodb", props, "ferretdb")
+	assert.True(t, strings.HasPrefix(r.Product, "FerretDB "), "FerretDB is named as itself: %s", r.Product)
+	assert.NotContains(t, strings.SplitN(r.Product, " (", 2)[0], "MongoDB")
+	_, hasOps := metric(r, "opcounters.insert")
+	assert.False(t, hasOps, "FerretDB has no opcounters: nothing is made up")
+
+	run, res := telemetryLoad(t, "mongodb", 2000, props)
+	checkServerFound(t, run, res, "ferretdb", serverPid(t, "mongodb", "ferretdb.pid"))
+	ins := internalsInBundle(run)
+	require.NotEmpty(t, ins)
+	var inserts bool
+	for _, in := range ins {
+		assert.True(t, strings.HasPrefix(in.Product, "FerretDB "), in.Product)
+		if v, ok := in.Value("commands.insert_per_sec"); ok && v > 0 {
+			inserts = true
+		}
+	}
+	assert.True(t, inserts, "FerretDB's own command counters saw the inserts: %+v", ins)
+	assert.Equal(t, "FerretDB", strings.Fields(run.Telemetry.Hosts[0].Summary.Database)[0])
+}
