@@ -137,7 +137,7 @@ ends the agent at once.`,
 				// they line up with the coordinator's own.
 				sink = func(info run.Info, sp *spec.Spec) run.Sink {
 					return exp.NewSink(metrics.RunInfo{RunID: info.RunID, Phase: sp.Phase.String(), DB: sp.DB, Mode: sp.Mode, Start: info.Started,
-						Agents: info.Agents, Ops: metrics.PlannedOps(sp.Phase, sp.Workload)}, gs.Clock.Now)
+						Agents: info.Agents, Ops: metrics.PlannedOps(sp.Phase, sp.Workload), HostMetrics: sp.Telemetry.HostMetrics}, gs.Clock.Now)
 				}
 			}
 			err = agent.Serve(ctx, agent.Config{

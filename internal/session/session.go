@@ -258,7 +258,7 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 		// The run's series appear at zero now, before the source starts
 		// any load (ycsbctl.metrics.startdelay leaves time to scrape them).
 		sinks = append(sinks, s.exp.NewSink(metrics.RunInfo{RunID: info.RunID, Phase: sp.Phase.String(), Workload: s.workload(), DB: sp.DB, Mode: sp.Mode,
-			Start: info.Started, Agents: info.Agents, Ops: metrics.PlannedOps(sp.Phase, sp.Workload)}, s.o.Clock.Now))
+			Start: info.Started, Agents: info.Agents, Ops: metrics.PlannedOps(sp.Phase, sp.Workload), HostMetrics: sp.Telemetry.HostMetrics}, s.o.Clock.Now))
 	}
 	live := s.liveView(info)
 	if live != nil {

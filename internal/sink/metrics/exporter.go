@@ -49,6 +49,9 @@ type RunInfo struct {
 	// workload (PlannedOps).
 	Agents []string
 	Ops    []measurement.Op
+	// HostMetrics exposes the hosts' own CPU, disk and network figures
+	// too (ycsbctl.telemetry.hostmetrics).
+	HostMetrics bool
 }
 
 // PlannedOps returns the operations a phase of the workload issues and so
@@ -116,6 +119,8 @@ type Exporter struct {
 	mu     sync.Mutex
 	run    RunInfo
 	agents map[string]*agentData
+	// hosts are the agents' hosts (telemetry.go), by agent name.
+	hosts map[string]*hostData
 }
 
 var (
@@ -159,6 +164,7 @@ func (e *Exporter) SetRun(info RunInfo) {
 	defer e.mu.Unlock()
 	if info.RunID != e.run.RunID {
 		e.agents = map[string]*agentData{}
+		e.hosts = nil
 	}
 	e.run = info
 	e.zeroSeries()
@@ -334,6 +340,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descDelay, prometheus.GaugeValue, a.status.IntervalDelay.Seconds(), info.RunID, name)
 		ch <- counter(descCPU, a.status.CPUSeconds, info.Start, info.RunID, name)
 	}
+	e.collectHosts(ch)
 }
 
 func counter(d *prometheus.Desc, v float64, created time.Time, labels ...string) prometheus.Metric {

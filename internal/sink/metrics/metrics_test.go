@@ -20,6 +20,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/telemetry"
 	"github.com/ycsbctl/ycsbctl/internal/testutil/tools"
 )
 
@@ -289,9 +290,51 @@ func TestIntendedMode(t *testing.T) {
 
 func populated() *Exporter {
 	e := newTestExporter()
+	e.SetRun(RunInfo{RunID: "r1", Phase: "run", Workload: "workloada", DB: "basic", Start: time.Now(), HostMetrics: true})
 	e.ObserveInterval("local", interval(7, 2000, 3))
 	e.SetAgentStatus("local", AgentStatus{State: run.AgentRunning, CPUSeconds: 0.5})
+	e.SetTelemetry("local", "h1", hostInterval(1))
 	return e
+}
+
+func hostInterval(k float64) *telemetry.Interval {
+	return &telemetry.Interval{Samples: 10, Cores: 4, CPU: telemetry.CPU{User: 30 * k, System: 10, IOWait: 5, Idle: 55 - 30*k}, MemAvailableMin: 8 << 30,
+		Disks: []telemetry.Device{{Name: "vda", WriteBps: 2e6, UtilPct: 40}}, Links: []telemetry.Link{{Name: "eth0", RxBps: 1e6, TxBps: 2e6}}, TCPRetransmits: 3,
+		DB: telemetry.Process{Count: 1, CPUPct: 20 * k, RSSMax: 1 << 30, ThreadsMax: 100, FilesMax: 300, WriteBytes: 5e6}, Client: telemetry.Process{Count: 1, CPUPct: 7, RSSMax: 50 << 20},
+		Internals: &telemetry.Internals{Product: "Cassandra 5.0.9", Metrics: []telemetry.Metric{{Name: "compactions_pending", Value: 2}}}}
+}
+
+// The database process and load generator gauges by host, the
+// internals, the write counter over intervals; host-wide figures only
+// with ycsbctl.telemetry.hostmetrics.
+func TestTelemetryGauges(t *testing.T) {
+	e := newTestExporter()
+	e.SetTelemetry("10.0.0.1:7420", "h1", hostInterval(1))
+	e.SetTelemetry("10.0.0.1:7420", "h1", hostInterval(2))
+	mfs, err := e.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := map[string]string{"agent": "10.0.0.1:7420", "host": "h1"}
+	if v := findMetric(t, mfs, "ycsbctl_db_process_cpu_ratio", l).Gauge.GetValue(); v != 0.4 {
+		t.Errorf("db cpu %v, want the latest interval's 40%% as 0.4", v)
+	}
+	if v := findMetric(t, mfs, "ycsbctl_db_process_write_bytes_total", l).Counter.GetValue(); v != 10e6 {
+		t.Errorf("written %v, want both intervals' 10e6", v)
+	}
+	if v := findMetric(t, mfs, "ycsbctl_db_process_resident_memory_bytes", l).Gauge.GetValue(); v != 1<<30 {
+		t.Errorf("rss %v", v)
+	}
+	findMetric(t, mfs, "ycsbctl_load_generator_cpu_ratio", l)
+	findMetric(t, mfs, "ycsbctl_db_internal", map[string]string{"host": "h1", "product": "Cassandra 5.0.9", "name": "compactions_pending"})
+	for _, mf := range mfs {
+		if strings.HasPrefix(mf.GetName(), "ycsbctl_host_") {
+			t.Errorf("%s exposed without ycsbctl.telemetry.hostmetrics", mf.GetName())
+		}
+	}
+	mfs, _ = populated().Registry().Gather()
+	findMetric(t, mfs, "ycsbctl_host_cpu_ratio", map[string]string{"host": "h1", "mode": "iowait"})
+	findMetric(t, mfs, "ycsbctl_host_disk_written_bytes_per_second", map[string]string{"host": "h1"})
 }
 
 func TestLint(t *testing.T) {

@@ -61,6 +61,11 @@ func (s *Sink) OnInterval(u *run.Update) {
 			}
 		}
 	}
+	for i, iv := range u.Telemetry {
+		if iv != nil && i < len(u.Agents) {
+			s.e.SetTelemetry(u.Agents[i].Address, u.Agents[i].Hostname, iv)
+		}
+	}
 	now := s.now()
 	for _, a := range u.Agents {
 		// CPUSeconds is per interval: add it once per new interval into

@@ -66,6 +66,8 @@ type Snapshot struct {
 	Interval   *measurement.Interval
 	Cumulative *measurement.Interval
 	Agents     []Agent
+	// Hosts are the load generators' hosts (telemetry), when sampled.
+	Hosts []Host
 }
 
 // state is shared between the reporter (writes snapshots and log lines)
@@ -306,6 +308,10 @@ func render(cfg Config, st *state, start, now time.Time, width, height int) stri
 		if cfg.Distributed || len(sn.Agents) > 0 {
 			add("")
 			add(agentTable(sn)...)
+		}
+		if len(sn.Hosts) > 0 {
+			add("")
+			add(hostTable(sn.Hosts)...)
 		}
 	}
 

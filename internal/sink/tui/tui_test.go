@@ -11,6 +11,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/adapters"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/telemetry"
 )
 
 func iv(seq int64, secs float64, reads, updates, notFound int64) *measurement.Interval {
@@ -223,5 +224,40 @@ func TestFormat(t *testing.T) {
 		if got != want {
 			t.Errorf("got %q, want %q", got, want)
 		}
+	}
+}
+
+// The hosts panel: one row per sampled host, the busiest highlighted, a
+// saturated one flagged.
+func TestFrameHosts(t *testing.T) {
+	v := New(Config{Command: "coordinator run", DB: "cassandra", Phase: run.Run, Threads: 4, Interval: 10 * time.Second, Distributed: true}, nil, nil)
+	host := func(busy, iowait float64, rss int64) *telemetry.Interval {
+		return &telemetry.Interval{Samples: 10, CPU: telemetry.CPU{User: busy, IOWait: iowait, Idle: 100 - busy - iowait},
+			Disks: []telemetry.Device{{Name: "vda", WriteBps: 12e6}}, DB: telemetry.Process{Count: 1, CPUPct: busy / 2, RSSMax: rss}, Client: telemetry.Process{CPUPct: 5}}
+	}
+	i := iv(1, 10, 5000, 4000, 0)
+	v.OnInterval(&run.Update{Interval: i, Cumulative: i, Progress: run.Progress{Phase: run.Run, Elapsed: 10 * time.Second},
+		Agents: []run.Agent{{Index: 0, Address: "10.0.0.1:7420", Hostname: "h1", State: run.AgentRunning},
+			{Index: 1, Address: "10.0.0.2:7420", Hostname: "h2", State: run.AgentRunning},
+			{Index: 2, Address: "10.0.0.3:7420", Hostname: "h3", State: run.AgentRunning}},
+		Telemetry: []*telemetry.Interval{host(40, 2, 1500e6), host(70, 12.5, 1600e6), nil}})
+	f := plain(v.Frame(130, 50))
+	for _, want := range []string{"Hosts (2)", "DB RSS", "1500 MB", "12.5%", "12.0"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("frame lacks %q:\n%s", want, f)
+		}
+	}
+	for _, l := range strings.Split(f, "\n") {
+		if strings.Contains(l, " h2 ") && !strings.Contains(l, "HOTTEST") {
+			t.Errorf("the busiest host is not highlighted: %q", l)
+		}
+		if strings.Contains(l, " h1 ") && strings.Contains(l, "HOTTEST") {
+			t.Errorf("h1 is not the hottest: %q", l)
+		}
+	}
+	v.OnInterval(&run.Update{Interval: i, Cumulative: i, Progress: run.Progress{Phase: run.Run, Elapsed: 20 * time.Second},
+		Agents: []run.Agent{{Index: 0, Hostname: "h1"}}, Telemetry: []*telemetry.Interval{host(95, 1, 0)}})
+	if f := plain(v.Frame(130, 50)); !strings.Contains(f, "SATURATED") {
+		t.Errorf("a saturated host is not flagged:\n%s", f)
 	}
 }

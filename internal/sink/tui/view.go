@@ -97,6 +97,7 @@ func SnapshotOf(u *run.Update) Snapshot {
 		}
 		sn.Agents = append(sn.Agents, ag)
 	}
+	sn.Hosts = hostsOf(u)
 	return sn
 }
 
