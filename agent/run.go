@@ -17,6 +17,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
+	"github.com/ycsbctl/ycsbctl/internal/telemetry"
 	"github.com/ycsbctl/ycsbctl/internal/wire"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
@@ -76,6 +77,10 @@ type heldRun struct {
 	// tracks it (ycsbctl.trackruntime), nil otherwise. Begun in start, then
 	// used only on the engine's reporter goroutine.
 	runtime *ycsbtext.RuntimeSampler
+	// tel samples this host for every interval record (nil when
+	// telemetry is off); started once prepared, cut on the engine's
+	// reporter goroutine, closed when the run ends.
+	tel     *telemetry.Sampler
 	rawOnce sync.Once
 	// preparing tracks an in-flight spec.Prepare: the database must be
 	// closed after it returns, never under it.
@@ -369,6 +374,9 @@ func (r *heldRun) endRun(reason string, abort bool, se sessionEnd) {
 		<-p.Runner.Done()
 	}
 	r.preparing.Wait()
+	if r.tel != nil {
+		r.tel.Close()
+	}
 	if p != nil {
 		r.closeRaw(p)
 		if err := p.Close(); err != nil {
@@ -492,6 +500,10 @@ func (r *heldRun) prepare(m *pb.Prepare) {
 	if sp.Measure.TrackRuntime {
 		r.runtime = &ycsbtext.RuntimeSampler{}
 	}
+	// Agent 0 reads a remote database's internals when none of its
+	// server runs on its host; every agent samples its own host.
+	host, _ := os.Hostname()
+	r.tel = p.StartTelemetry(host, r.index == 0, r.logf)
 	r.state = pb.RunState_RUN_STATE_READY
 	if r.limitSet.Load() {
 		p.Runner.SetExternalLimit(r.limit.Load())
@@ -711,6 +723,14 @@ func (r *heldRun) stop(m *pb.Stop) {
 // record, kept until acknowledged. It runs on the engine's reporter
 // goroutine, so it only encodes and queues.
 func (r *heldRun) OnInterval(u *run.Update) {
+	if r.tel != nil && u.Interval != nil {
+		if iv := r.tel.Cut(u.Interval.StartNs, u.Progress.Warmup); iv != nil {
+			for _, n := range iv.Notes {
+				r.logf("%s", n)
+			}
+			u.Telemetry = []*telemetry.Interval{iv}
+		}
+	}
 	if r.metrics != nil {
 		r.self.Describe(u, procstat.CPUSeconds())
 		r.metrics.OnInterval(u)
@@ -731,6 +751,9 @@ func (r *heldRun) OnInterval(u *run.Update) {
 	rec.Final = p.Final
 	if r.runtime != nil {
 		rec.Runtime = runtimeToPB(r.runtime.Sample())
+	}
+	if len(u.Telemetry) > 0 {
+		rec.Telemetry = telemetry.ToPB(u.Telemetry[0])
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -269,6 +269,7 @@ func (c *Coordinator) onRecord(a *agentRun, rec *pb.IntervalRecord) error {
 		return nil
 	}
 	c.m.addRuntime(a.idx, rec.Seq, rec.Runtime)
+	c.m.addTelemetry(a.idx, rec.Seq, c.dec.Telemetry)
 	c.mergeNs += int64(time.Since(t0))
 	if c.rec != nil {
 		if err := c.rec.Add(rec); err != nil {
@@ -342,7 +343,7 @@ func (c *Coordinator) emit(s *seqMerge) {
 		c.measureStart = s.iv.StartNs
 	}
 	c.sink.OnInterval(&run.Update{RunID: c.runID, Interval: s.iv, Cumulative: c.m.cum.Clone(), Progress: c.progress(s),
-		Agents: c.agentStatuses(), AgentIntervals: s.agents, AgentRuntime: s.runtime})
+		Agents: c.agentStatuses(), AgentIntervals: s.agents, AgentRuntime: s.runtime, Telemetry: s.telemetry})
 }
 
 func (c *Coordinator) agentStatuses() []run.Agent {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/telemetry"
 	"github.com/ycsbctl/ycsbctl/internal/wire"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
@@ -50,6 +51,9 @@ type seqMerge struct {
 	// runtime holds each agent's runtime sample for the seq
 	// (ycsbctl.trackruntime), by index; nil when no agent sent one.
 	runtime []*run.RuntimeSample
+	// telemetry holds each agent's host for the seq, by index; nil when
+	// no agent sent any.
+	telemetry []*telemetry.Interval
 	// acc holds the merged counts by bucket index until the seq is sealed
 	// (see wire.Dense): records add into these, and iv's histograms
 	// are built once at seal time.
@@ -154,6 +158,20 @@ func runtimeFromPB(p *pb.RuntimeSample) *run.RuntimeSample {
 	nn := func(v int64) int64 { return max(v, 0) }
 	return &run.RuntimeSample{Goroutines: nn(p.Goroutines), HeapInUseMB: nn(p.HeapInUseMb), GCs: nn(p.Gcs), GCPause: time.Duration(nn(p.GcPauseNs)),
 		TotalGCs: nn(p.TotalGcs), TotalGCPause: time.Duration(nn(p.TotalGcPauseNs))}
+}
+
+// addTelemetry keeps an agent's host telemetry beside the seq's merge,
+// for the update that presents the seq (the bundle has it from the spool
+// whether or not the seq was still open).
+func (m *merger) addTelemetry(agent int, seq int64, t *telemetry.Interval) {
+	s := m.open[seq]
+	if s == nil || t == nil {
+		return
+	}
+	if s.telemetry == nil {
+		s.telemetry = make([]*telemetry.Interval, m.n)
+	}
+	s.telemetry[agent] = t
 }
 
 // sealable reports, for the next seq, whether it can be sealed: expect(a)

@@ -104,7 +104,9 @@ func (l *Local) onInterval(u *run.Update) {
 	u.RunID = l.id
 	l.self.Describe(u, procstat.CPUSeconds())
 	if l.tel != nil && u.Interval != nil {
-		u.Telemetry = []*telemetry.Interval{l.tel.Cut(u.Interval.StartNs)}
+		if iv := l.tel.Cut(u.Interval.StartNs, u.Progress.Warmup); iv != nil {
+			u.Telemetry = []*telemetry.Interval{iv}
+		}
 	}
 	if l.rec != nil && !u.Progress.Warmup && !l.spoolFailed {
 		if err := l.spool(u); err != nil {

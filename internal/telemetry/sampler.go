@@ -17,8 +17,9 @@ type Config struct {
 	// Proc and Sys are the proc and sys mount points ("" for /proc and
 	// /sys; tests give recorded snapshots).
 	Proc, Sys string
-	// Every is how often the host is read (default 1 s).
-	Every time.Duration
+	// Every is how often the host is read (default 1 s); MinSpan the
+	// shortest time one reading covers (default 250 ms, see minSpan).
+	Every, MinSpan time.Duration
 	// Self is the load generator's pid (default this process).
 	Self int
 	// Host names this host in notes; DB the database, by adapter name.
@@ -42,6 +43,12 @@ type Config struct {
 // rediscoverEvery is how often the sampler looks for the server's
 // processes again (a restarted server has a new pid).
 const rediscoverEvery = 30 * time.Second
+
+// minSpan is the default shortest time a sample covers: the kernel counts CPU in
+// 10 ms ticks, so a reading a few milliseconds after another (a cut just
+// after a tick) would read one tick as a core fully busy. A reading that
+// close is skipped; the next covers its time.
+const minSpan = 250 * time.Millisecond
 
 // maxPending bounds the samples kept between two cuts (an agent prepared
 // and waiting for its start keeps reading): an hour of seconds.
@@ -76,6 +83,7 @@ type Sampler struct {
 
 type cutReq struct {
 	startNs int64
+	warmup  bool
 	reply   chan *Interval
 }
 
@@ -84,6 +92,9 @@ type cutReq struct {
 func Start(cfg Config) (*Sampler, error) {
 	if cfg.Every <= 0 {
 		cfg.Every = time.Second
+	}
+	if cfg.MinSpan <= 0 {
+		cfg.MinSpan = minSpan
 	}
 	if cfg.InternalsEvery <= 0 {
 		cfg.InternalsEvery = 10 * time.Second
@@ -150,13 +161,16 @@ func (s *Sampler) loop() {
 			s.take(time.Now().UnixNano())
 		case req := <-s.cuts:
 			s.take(time.Now().UnixNano())
-			req.reply <- s.cut(req.startNs)
+			req.reply <- s.cut(req.startNs, req.warmup)
 		}
 	}
 }
 
 // take reads the host once and keeps the second since the last reading.
 func (s *Sampler) take(ns int64) {
+	if s.prev != nil && ns-s.prev.ns < int64(s.cfg.MinSpan) {
+		return
+	}
 	if time.Since(s.lastLook) >= rediscoverEvery || s.gone() {
 		s.discover(false)
 	}
@@ -215,10 +229,12 @@ func (s *Sampler) discover(first bool) {
 // Cut summarises the samples since the previous cut, with a reading taken
 // now so that the summary ends at the interval's end. It is called by the
 // engine's reporter goroutine; startNs is the interval's start (samples
-// from before it, such as a wait for the start, are left out). It returns
-// nil when the sampler does not answer within a second.
-func (s *Sampler) Cut(startNs int64) *Interval {
-	req := cutReq{startNs: startNs, reply: make(chan *Interval, 1)}
+// from before it, such as a wait for the start, are left out). A warm-up
+// interval, which no record keeps, leaves the notes for the first
+// measured one. It returns nil when the sampler does not answer within a
+// second.
+func (s *Sampler) Cut(startNs int64, warmup bool) *Interval {
+	req := cutReq{startNs: startNs, warmup: warmup, reply: make(chan *Interval, 1)}
 	t := time.NewTimer(time.Second)
 	defer t.Stop()
 	select {
@@ -236,7 +252,7 @@ func (s *Sampler) Cut(startNs int64) *Interval {
 	}
 }
 
-func (s *Sampler) cut(startNs int64) *Interval {
+func (s *Sampler) cut(startNs int64, warmup bool) *Interval {
 	keep := s.pending[:0]
 	now := time.Now().UnixNano()
 	plausible := startNs > now-int64(time.Hour) && startNs <= now
@@ -252,7 +268,9 @@ func (s *Sampler) cut(startNs int64) *Interval {
 		iv.Internals = s.latest
 	}
 	s.latest = nil
-	iv.Notes, s.notes = s.notes, nil
+	if !warmup {
+		iv.Notes, s.notes = s.notes, nil
+	}
 	s.mu.Unlock()
 	return iv
 }

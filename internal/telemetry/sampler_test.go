@@ -42,7 +42,7 @@ func TestSamplerOnThisHost(t *testing.T) {
 	t.Cleanup(func() { _ = sleep.Process.Kill(); _ = sleep.Wait() })
 	var mu sync.Mutex
 	var logs []string
-	s, err := Start(Config{Every: 20 * time.Millisecond, Host: "testhost", DB: "test",
+	s, err := Start(Config{Every: 20 * time.Millisecond, MinSpan: time.Millisecond, Host: "testhost", DB: "test",
 		Processes: []adapters.ServerProcess{{Role: "sleeper", Name: "sleep"}},
 		Logf: func(f string, a ...any) {
 			mu.Lock()
@@ -55,7 +55,8 @@ func TestSamplerOnThisHost(t *testing.T) {
 	var iv *Interval
 	var notes []string
 	waitFor(t, "samples", func() (bool, string) {
-		iv = s.Cut(start)
+		time.Sleep(60 * time.Millisecond) // let readings accumulate between cuts
+		iv = s.Cut(start, false)
 		if iv != nil {
 			notes = append(notes, iv.Notes...)
 		}
@@ -70,7 +71,7 @@ func TestSamplerOnThisHost(t *testing.T) {
 	// A second cut starts where the first ended.
 	mid := time.Now().UnixNano()
 	time.Sleep(50 * time.Millisecond)
-	iv2 := s.Cut(mid)
+	iv2 := s.Cut(mid, false)
 	require.NotNil(t, iv2)
 	for _, p := range iv2.Points {
 		assert.Greater(t, p.UnixNs, mid)
@@ -81,17 +82,19 @@ func TestSamplerOnThisHost(t *testing.T) {
 // No server process on the host: said once, and the host's figures are
 // still there.
 func TestSamplerNothingFound(t *testing.T) {
-	s, err := Start(Config{Every: 20 * time.Millisecond, Host: "h4", DB: "cassandra",
+	s, err := Start(Config{Every: 20 * time.Millisecond, MinSpan: time.Millisecond, Host: "h4", DB: "cassandra",
 		Processes: []adapters.ServerProcess{{Role: "cassandra", MainClass: "no.such.Main"}}})
 	require.NoError(t, err)
 	defer s.Close()
-	iv := s.Cut(0)
+	warm := s.Cut(0, true)
+	require.NotNil(t, warm)
+	assert.Empty(t, warm.Notes, "a warm-up interval is not recorded: its notes wait for the first measured one")
+	iv := s.Cut(0, false)
 	require.NotNil(t, iv)
 	require.Len(t, iv.Notes, 1)
 	assert.Contains(t, iv.Notes[0], "no database server process on h4 (looked for a JVM running no.such.Main)")
 	assert.Equal(t, 0, iv.DB.Count)
-	assert.Positive(t, iv.Samples, "a cut reads the host at its end")
-	assert.Empty(t, s.Cut(0).Notes)
+	assert.Empty(t, s.Cut(0, false).Notes)
 }
 
 type fakeInternals struct {
@@ -132,7 +135,7 @@ func TestSamplerInternals(t *testing.T) {
 	defer s.Close()
 	var iv *Interval
 	waitFor(t, "a rate", func() (bool, string) {
-		iv = s.Cut(0)
+		iv = s.Cut(0, false)
 		if _, ok := iv.Internals.Value("ops_per_sec"); ok {
 			return true, ""
 		}
@@ -152,14 +155,14 @@ func TestSamplerInternals(t *testing.T) {
 	fi.mu.Unlock()
 	var notes []string
 	waitFor(t, "the failure noted", func() (bool, string) {
-		notes = append(notes, s.Cut(0).Notes...)
+		notes = append(notes, s.Cut(0, false).Notes...)
 		return strings.Contains(strings.Join(notes, "\n"), "connection refused"), strings.Join(notes, "|")
 	})
 	fi.mu.Lock()
 	reads := fi.reads
 	fi.mu.Unlock()
 	waitFor(t, "three more failed reads", func() (bool, string) {
-		notes = append(notes, s.Cut(0).Notes...)
+		notes = append(notes, s.Cut(0, false).Notes...)
 		fi.mu.Lock()
 		defer fi.mu.Unlock()
 		return fi.reads >= reads+3, ""
@@ -169,7 +172,7 @@ func TestSamplerInternals(t *testing.T) {
 	fi.fail = false
 	fi.mu.Unlock()
 	waitFor(t, "the recovery noted", func() (bool, string) {
-		notes = append(notes, s.Cut(0).Notes...)
+		notes = append(notes, s.Cut(0, false).Notes...)
 		return strings.Contains(strings.Join(notes, "\n"), "read again"), strings.Join(notes, "|")
 	})
 }
@@ -207,4 +210,24 @@ func BenchmarkSample(b *testing.B) {
 	perSample := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	b.ReportMetric(perSample/1e9*100, "%core")
 	_ = look
+}
+
+// A reading right after another is skipped: the kernel counts CPU in
+// 10 ms ticks, and a sample of a few milliseconds would read one tick as
+// a core fully busy (a cut just after the 1 s reading did, and the
+// interval's worst second showed 100 %).
+func TestSamplerSkipsTooShortSpans(t *testing.T) {
+	s, err := Start(Config{Every: time.Hour, Host: "h"})
+	require.NoError(t, err)
+	defer s.Close()
+	iv := s.Cut(0, false)
+	require.NotNil(t, iv)
+	assert.Equal(t, 0, iv.Samples, "a cut 0 s after the first reading covers nothing yet")
+	var got *Interval
+	waitFor(t, "a cut a quarter second later", func() (bool, string) {
+		time.Sleep(100 * time.Millisecond)
+		got = s.Cut(0, false)
+		return got.Samples == 1, "no sample"
+	})
+	assert.InDelta(t, 100, got.CPU.User+got.CPU.System+got.CPU.IOWait+got.CPU.Steal+got.CPU.Idle, 0.01)
 }
