@@ -9,14 +9,18 @@
 # ADDR is the host's own address (listen, broadcast and CQL); SEEDS a comma
 # list of addresses; HEAP the JVM heap (e.g. 512M); LIBDIR the Cassandra
 # 5.0.9 jars installed by integration/servers.sh (visible inside the host
-# through its overlay root). Data, config and logs live under
-# /var/lib/ycsbctl-cassandra, i.e. in the host's own upper layer. TOKENS,
+# through its overlay root). Config and logs live under
+# /var/lib/ycsbctl-cassandra, i.e. in the host's own upper layer; the data
+# and commit log on the host's disk (/srv/ycsbctl-disk, see cluster.sh)
+# when it has one, so that a load writes to a block device. TOKENS,
 # 16 comma separated, fixes the node's tokens: nodes that bootstrap at the
 # same time would otherwise compute the same ones (the allocation is
 # deterministic from the ring they see) and the later one is ignored.
 set -euo pipefail
 
 DIR=/var/lib/ycsbctl-cassandra
+STORAGE=$DIR
+[ -d /srv/ycsbctl-disk ] && STORAGE=/srv/ycsbctl-disk/cassandra
 JAVA=/usr/lib/jvm/java-17-openjdk-amd64/bin/java
 
 die() { echo "cassandra-node.sh: $*" >&2; exit 1; }
@@ -90,7 +94,7 @@ install_node() {
 		[Service]
 		Type=simple
 		WorkingDirectory=$DIR
-		ExecStart=$JAVA -Xms$heap -Xmx$heap -Xss256k -XX:+UseG1GC -XX:+ParallelRefProcEnabled -XX:MaxTenuringThreshold=1 -XX:MaxGCPauseMillis=300 -XX:+ExitOnOutOfMemoryError @$DIR/jvm17.options -javaagent:$jamm -Djava.net.preferIPv4Stack=true -Dcassandra-foreground=yes -Dcassandra.jmx.local.port=7199 -Dcassandra.storagedir=$DIR -Dcassandra.logdir=$DIR/logs -Dcassandra.config=file://$DIR/cassandra.yaml -Dlogback.configurationFile=$DIR/logback.xml -Dcassandra.skip_wait_for_gossip_to_settle=0 -Dcassandra.ring_delay_ms=3000 -Dcassandra.consistent.rangemovement=false -Dcassandra.shutdown_announce_in_ms=0 -Dcassandra.skip_paxos_state_rebuild=true -cp $lib/* org.apache.cassandra.service.CassandraDaemon
+		ExecStart=$JAVA -Xms$heap -Xmx$heap -Xss256k -XX:+UseG1GC -XX:+ParallelRefProcEnabled -XX:MaxTenuringThreshold=1 -XX:MaxGCPauseMillis=300 -XX:+ExitOnOutOfMemoryError @$DIR/jvm17.options -javaagent:$jamm -Djava.net.preferIPv4Stack=true -Dcassandra-foreground=yes -Dcassandra.jmx.local.port=7199 -Dcassandra.storagedir=$STORAGE -Dcassandra.logdir=$DIR/logs -Dcassandra.config=file://$DIR/cassandra.yaml -Dlogback.configurationFile=$DIR/logback.xml -Dcassandra.skip_wait_for_gossip_to_settle=0 -Dcassandra.ring_delay_ms=3000 -Dcassandra.consistent.rangemovement=false -Dcassandra.shutdown_announce_in_ms=0 -Dcassandra.skip_paxos_state_rebuild=true -cp $lib/* org.apache.cassandra.service.CassandraDaemon
 		StandardOutput=append:$DIR/logs/stdout.log
 		StandardError=append:$DIR/logs/stdout.log
 		LimitNOFILE=100000

@@ -33,6 +33,10 @@
 #     of $WORK/state/shared, on the same tmpfs as the upper layers, made in
 #     the host's mount namespace before it pivots into its root), as hosts
 #     share a network file system: HBase's root directory lives there.
+#   - /srv/ycsbctl-disk: a directory of the host's own on the machine's disk
+#     ($WORK/disk/hN, not tmpfs), as a host has a local disk: a database
+#     keeping its data there writes through the page cache to a block
+#     device, which per-process write accounting (/proc/PID/io) counts.
 #
 # Files for Ansible go to $WORK: inventory.ini, ssh_config, id_ed25519.
 # A failed `up` takes down what it brought up.
@@ -195,7 +199,7 @@ hosts_or_count() { seq 1 "$COUNT"; }
 boot() {
 	local n=$1 addr root="$WORK/h$1/root" cg="$CGROOT/ycsbctl-h$1"
 	addr="$(host_addr "$n")"
-	mkdir -p "$root" "$WORK/h$n"
+	mkdir -p "$root" "$WORK/h$n" "$WORK/disk/h$n"
 	mkdir "$cg"
 	# Everything of this host lives in its own cgroup, which the host sees as
 	# its root (cgroup namespace), so systemd manages only its own subtree.
@@ -207,7 +211,7 @@ boot() {
 		exec ip netns exec "ycsbctl-h$n" \
 			unshare --pid --mount --uts --ipc --cgroup --fork --propagation private \
 			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin ROOT="$root" UPPER="$WORK/state/h$n/upper" BINDS="$BINDS" \
-			SHARED="$WORK/state/shared" WORKD="$WORK/state/h$n/work" HOSTNAME_="h$n" /bin/bash -c "$(declare -f inner_boot); inner_boot"
+			SHARED="$WORK/state/shared" DISK="$WORK/disk/h$n" WORKD="$WORK/state/h$n/work" HOSTNAME_="h$n" /bin/bash -c "$(declare -f inner_boot); inner_boot"
 	) </dev/null >"$WORK/h$n/boot.log" 2>&1 &
 }
 
@@ -217,8 +221,9 @@ inner_boot() {
 	mount -t overlay overlay -o "lowerdir=/,upperdir=$UPPER,workdir=$WORKD" "$ROOT"
 	# The directory all hosts share; only this mount namespace sees the
 	# bind, so it goes with the host.
-	mkdir -p "$ROOT/srv/ycsbctl-shared"
+	mkdir -p "$ROOT/srv/ycsbctl-shared" "$ROOT/srv/ycsbctl-disk"
 	mount --bind "$SHARED" "$ROOT/srv/ycsbctl-shared"
+	mount --bind "$DISK" "$ROOT/srv/ycsbctl-disk"
 	mount -t proc proc "$ROOT/proc"
 	# Read only, as systemd-nspawn does: a write to /proc/sys (kernel.*)
 	# would reach the machine.

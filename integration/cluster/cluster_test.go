@@ -264,6 +264,7 @@ func TestCluster(t *testing.T) {
 	if !t.Run("cassandra", func(t *testing.T) { testCassandra(t, e) }) {
 		t.FailNow()
 	}
+	t.Run("telemetry-cassandra", func(t *testing.T) { testTelemetryCassandra(t, e) })
 	// Memory with every node up and loaded.
 	rss, tmpfs := clusterMemory(t, e.work)
 	figure(t, "cluster memory %d MiB resident in the hosts' processes, %d MiB in their upper layers (tmpfs)", rss/1024, tmpfs/1024)
@@ -272,7 +273,9 @@ func TestCluster(t *testing.T) {
 	// HBase beside the (idle) Cassandra nodes: memory allows it, and the
 	// playbook-failures step needs h2's Cassandra node. It stops its own
 	// daemons at the end.
-	t.Run("hbase", func(t *testing.T) { testHBase(t, e) })
+	if t.Run("hbase", func(t *testing.T) { testHBase(t, e) }) {
+		t.Run("telemetry-hbase", func(t *testing.T) { testTelemetryHBase(t, e) })
+	}
 	// The documentation's many-hosts lines deploy the agents again, with
 	// their own certificates and token; nothing after them uses the
 	// earlier ones but the playbook runs, which bring their own.

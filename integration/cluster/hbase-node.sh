@@ -98,9 +98,12 @@ write_hbase_config() {
 		  <property><name>hbase.unsafe.regionserver.hostname</name><value>$addr</value></property>
 		  <property><name>hbase.master.port</name><value>$MASTER_PORT</value></property>
 		  <property><name>hbase.regionserver.port</name><value>$RS_PORT</value></property>
-		  <!-- no web UIs: no extra listening sockets -->
-		  <property><name>hbase.master.info.port</name><value>-1</value></property>
-		  <property><name>hbase.regionserver.info.port</name><value>-1</value></property>
+		  <!-- web UIs on the host's address: their /jmx servlet is what
+		       ycsbctl's telemetry reads (memstore, block cache, queues, GC) -->
+		  <property><name>hbase.master.info.port</name><value>16010</value></property>
+		  <property><name>hbase.master.info.bindAddress</name><value>$addr</value></property>
+		  <property><name>hbase.regionserver.info.port</name><value>16030</value></property>
+		  <property><name>hbase.regionserver.info.bindAddress</name><value>$addr</value></property>
 		  <!-- the master finishes initializing only once both region
 		       servers checked in, so a pre-split table created after it is
 		       assigned across both -->

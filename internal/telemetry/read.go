@@ -44,8 +44,11 @@ type reading struct {
 	retrans float64
 	db      []procCounters
 	client  procCounters
-	// missing names what could not be read this time.
-	missing []string
+	// missing names what could not be read this time; hiddenIO is set
+	// when a database process hides its I/O and descriptors (another
+	// user's process, read without CAP_SYS_PTRACE).
+	missing  []string
+	hiddenIO error
 }
 
 type memReading struct{ total, available, cached, swapUsed int64 }
@@ -69,6 +72,7 @@ type procCounters struct {
 	threads, files int
 	readB, writeB  uint64
 	hasIO          bool
+	ioErr          error
 	ok             bool
 }
 
@@ -111,6 +115,9 @@ func (s *source) read(ns int64, db []int) reading {
 	for _, pid := range db {
 		if pc := s.proc(pid); pc.ok {
 			r.db = append(r.db, pc)
+			if pc.ioErr != nil && r.hiddenIO == nil {
+				r.hiddenIO = pc.ioErr
+			}
 		}
 	}
 	return r
@@ -140,6 +147,8 @@ func (s *source) proc(pid int) procCounters {
 	// not run as root) hides its I/O and descriptors: left at zero.
 	if io, err := p.IO(); err == nil {
 		pc.readB, pc.writeB, pc.hasIO = io.ReadBytes, io.WriteBytes, true
+	} else {
+		pc.ioErr = err
 	}
 	if n, err := p.FileDescriptorsLen(); err == nil {
 		pc.files = n

@@ -70,6 +70,7 @@ type Sampler struct {
 	found     []found
 	lastLook  time.Time
 	missingOK bool
+	hiddenOK  bool
 
 	mu    sync.Mutex
 	notes []string
@@ -178,6 +179,10 @@ func (s *Sampler) take(ns int64) {
 	if d := r.describe(); d != "" && !s.missingOK {
 		s.missingOK = true
 		s.note("telemetry on %s: %s (left out)", s.cfg.Host, d)
+	}
+	if r.hiddenIO != nil && !s.hiddenOK {
+		s.hiddenOK = true
+		s.note("telemetry on %s: the database processes' disk I/O and open files cannot be read (%v): they run as another user; give the load generator CAP_SYS_PTRACE (the Ansible role's ycsbctl_read_db_processes) or run it as their user. Their CPU, memory and threads are read", s.cfg.Host, r.hiddenIO)
 	}
 	if s.prev != nil {
 		if smp, err := rates(s.prev, &r); err == nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -230,4 +232,22 @@ func TestSamplerSkipsTooShortSpans(t *testing.T) {
 		return got.Samples == 1, "no sample"
 	})
 	assert.InDelta(t, 100, got.CPU.User+got.CPU.System+got.CPU.IOWait+got.CPU.Steal+got.CPU.Idle, 0.01)
+}
+
+// A database process whose I/O counters cannot be read (another user's,
+// read without CAP_SYS_PTRACE) is said once, naming the remedy; its CPU
+// and memory are still read.
+func TestSamplerSaysWhenDBIOIsHidden(t *testing.T) {
+	f := loadFixture(t)
+	proc := filepath.Join(t.TempDir(), "proc")
+	require.NoError(t, exec.Command("cp", "-r", "testdata/proc1", proc).Run())
+	require.NoError(t, os.Remove(filepath.Join(proc, strconv.Itoa(f.db), "io")))
+	s, err := Start(Config{Proc: proc, Sys: "testdata/sys", Self: f.client, Host: "h2", Processes: cassandra, Every: time.Hour})
+	require.NoError(t, err)
+	defer s.Close()
+	notes := strings.Join(s.Cut(0, false).Notes, "\n")
+	assert.Contains(t, notes, "cassandra (pid "+strconv.Itoa(f.db)+")")
+	assert.Contains(t, notes, "disk I/O and open files cannot be read")
+	assert.Contains(t, notes, "CAP_SYS_PTRACE")
+	assert.Equal(t, 1, strings.Count(notes, "cannot be read"))
 }
