@@ -119,7 +119,7 @@ func telemetryLoad(t *testing.T, db string, records int, props map[string]string
 	require.Equal(t, telemetry.RawFile, run.Telemetry.RawFile)
 	f, err := os.Open(filepath.Join(dir, telemetry.RawFile))
 	require.NoError(t, err)
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	rows, err := csv.NewReader(f).ReadAll()
 	require.NoError(t, err)
 	require.Greater(t, len(rows), 1, "telemetry.csv holds the raw samples")

@@ -130,7 +130,7 @@ func (in *internals) Read(ctx context.Context) (adapters.InternalsReading, error
 	if in.product == "" {
 		var v string
 		var addr net.IP
-		if err := in.s.Query("SELECT release_version, rpc_address FROM system.local").WithContext(ctx).Scan(&v, &addr); err != nil {
+		if err := in.s.Query("SELECT release_version, rpc_address FROM system.local").ScanContext(ctx, &v, &addr); err != nil {
 			return adapters.InternalsReading{}, err
 		}
 		in.product, in.node = "Cassandra "+v, addr.String()
@@ -138,7 +138,7 @@ func (in *internals) Read(ctx context.Context) (adapters.InternalsReading, error
 	r := adapters.InternalsReading{Product: in.product, Source: "system_views on " + in.node}
 	var errs []string
 	var pending, blocked float64
-	iter := in.s.Query("SELECT name, active_tasks, pending_tasks, blocked_tasks, completed_tasks FROM system_views.thread_pools").WithContext(ctx).Iter()
+	iter := in.s.Query("SELECT name, active_tasks, pending_tasks, blocked_tasks, completed_tasks FROM system_views.thread_pools").IterContext(ctx)
 	var name string
 	var active, pend, blk int64
 	var completed int64
@@ -163,7 +163,7 @@ func (in *internals) Read(ctx context.Context) (adapters.InternalsReading, error
 		r.Metrics = append(r.Metrics, adapters.Metric{Name: "thread_pools.pending", Value: pending}, adapters.Metric{Name: "thread_pools.blocked", Value: blocked})
 	}
 	var running float64
-	iter = in.s.Query("SELECT kind FROM system_views.sstable_tasks").WithContext(ctx).Iter()
+	iter = in.s.Query("SELECT kind FROM system_views.sstable_tasks").IterContext(ctx)
 	var kind string
 	for iter.Scan(&kind) {
 		if strings.Contains(strings.ToLower(kind), "compaction") {
@@ -176,7 +176,7 @@ func (in *internals) Read(ctx context.Context) (adapters.InternalsReading, error
 		r.Metrics = append(r.Metrics, adapters.Metric{Name: "compactions_running", Value: running})
 	}
 	var mib, total float64
-	iter = in.s.Query("SELECT mebibytes FROM system_views.disk_usage").WithContext(ctx).Iter()
+	iter = in.s.Query("SELECT mebibytes FROM system_views.disk_usage").IterContext(ctx)
 	for iter.Scan(&mib) {
 		total += mib
 	}
@@ -186,7 +186,7 @@ func (in *internals) Read(ctx context.Context) (adapters.InternalsReading, error
 		r.Metrics = append(r.Metrics, adapters.Metric{Name: "disk_usage_bytes", Value: total * (1 << 20)})
 	}
 	var ratio float64
-	iter = in.s.Query("SELECT hit_ratio FROM system_views.caches WHERE name = 'keys'").WithContext(ctx).Iter()
+	iter = in.s.Query("SELECT hit_ratio FROM system_views.caches WHERE name = 'keys'").IterContext(ctx)
 	if iter.Scan(&ratio) && !math.IsNaN(ratio) {
 		r.Metrics = append(r.Metrics, adapters.Metric{Name: "key_cache.hit_ratio", Value: ratio})
 	}

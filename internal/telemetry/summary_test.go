@@ -76,7 +76,7 @@ func ioField(t testing.TB, path, key string) float64 {
 	t.Helper()
 	fh, err := os.Open(path)
 	require.NoError(t, err)
-	defer fh.Close()
+	defer func() { _ = fh.Close() }()
 	sc := bufio.NewScanner(fh)
 	for sc.Scan() {
 		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && k == key {
