@@ -167,3 +167,54 @@ func TestTelemetrySurvivesACrash(t *testing.T) {
 	assert.Greater(t, len(rawRows(t, dir)), len(h.Intervals)/2, "raw samples recovered")
 	assert.Equal(t, run.Telemetry.RawFile, telemetry.RawFile)
 }
+
+// An agent run as its own user reads another user's database process only
+// with CAP_DAC_READ_SEARCH and CAP_SYS_PTRACE (what the Ansible role gives
+// it): without them it says so once and still reports CPU and memory,
+// with them the I/O counters are read. (The cluster's agents once held
+// CAP_SYS_PTRACE alone and could not open /proc/PID/io, mode 0400.)
+func TestTelemetryReadsAnotherUsersProcessWithCapabilities(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run ycsbctl as another user (CI runs as root)")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	require.NoError(t, err, "setpriv (util-linux)")
+	pid := serverStandIn(t) // root's
+	// Not under t.TempDir(), whose parent only root may enter.
+	work, err := os.MkdirTemp("", "ycsbctl-caps-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(work) })
+	require.NoError(t, os.Chmod(work, 0o777))
+	bin := filepath.Join(work, "ycsbctl")
+	b, err := os.ReadFile(binary(t))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, b, 0o755))
+	runAs := func(caps, dir string) *bundle.Run {
+		args := []string{"--reuid=65534", "--regid=65534", "--clear-groups", "--no-new-privs"}
+		if caps != "" {
+			args = append(args, "--inh-caps="+caps, "--ambient-caps="+caps)
+		}
+		args = append(args, bin, "run", "basic", "-P", "workloada", "-p", "basicdb.verbose=false", "-p", "operationcount=0",
+			"-p", "maxexecutiontime=2", "-target", "200", "-p", "status.interval=1", "-p", "ycsbctl.telemetry.pids="+strconv.Itoa(pid),
+			"--results", filepath.Join(work, dir))
+		cmd := exec.Command(setpriv, args...)
+		cmd.Dir = work
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return readRun(t, filepath.Join(work, dir))
+	}
+	without := runAs("", "without")
+	notes := strings.Join(without.Telemetry.Hosts[0].Notes, "\n")
+	assert.Contains(t, notes, "disk I/O and open files cannot be read")
+	assert.Positive(t, without.Telemetry.Hosts[0].Summary.DBRSSMax, "memory is still read")
+	with := runAs("+dac_read_search,+sys_ptrace", "with")
+	notes = strings.Join(with.Telemetry.Hosts[0].Notes, "\n")
+	assert.NotContains(t, notes, "cannot be read")
+	for _, iv := range with.Telemetry.Hosts[0].Intervals {
+		assert.Positive(t, iv.DB.FilesMax, "interval %d: the process' open files are counted", iv.Seq)
+	}
+	for _, caps := range []string{"+sys_ptrace", "+dac_read_search"} {
+		one := runAs(caps, "only"+caps[1:])
+		assert.Contains(t, strings.Join(one.Telemetry.Hosts[0].Notes, "\n"), "cannot be read", "%s alone is not enough", caps)
+	}
+}

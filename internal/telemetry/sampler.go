@@ -182,7 +182,7 @@ func (s *Sampler) take(ns int64) {
 	}
 	if r.hiddenIO != nil && !s.hiddenOK {
 		s.hiddenOK = true
-		s.note("telemetry on %s: the database processes' disk I/O and open files cannot be read (%v): they run as another user; give the load generator CAP_SYS_PTRACE (the Ansible role's ycsbctl_read_db_processes) or run it as their user. Their CPU, memory and threads are read", s.cfg.Host, r.hiddenIO)
+		s.note("telemetry on %s: the database processes' disk I/O and open files cannot be read (%v): they run as another user; give the load generator CAP_DAC_READ_SEARCH and CAP_SYS_PTRACE (the Ansible role's ycsbctl_read_db_processes) or run it as their user. Their CPU, memory and threads are read", s.cfg.Host, r.hiddenIO)
 	}
 	if s.prev != nil {
 		if smp, err := rates(s.prev, &r); err == nil {
@@ -302,7 +302,10 @@ func (s *Sampler) Close() {
 func (s *Sampler) internalsLoop(ctx context.Context, host adapters.Host) {
 	defer close(s.intDone)
 	every := s.cfg.InternalsEvery
+	// A read must fit in an interval; a first connection on a loaded
+	// host may take longer (it runs aside, the host's readings go on).
 	timeout := min(every, 10*time.Second)
+	openTimeout := max(timeout, 20*time.Second)
 	var in adapters.Internals
 	defer func() {
 		if in != nil {
@@ -322,7 +325,7 @@ func (s *Sampler) internalsLoop(ctx context.Context, host adapters.Host) {
 	defer t.Stop()
 	for {
 		if in == nil {
-			octx, cancel := context.WithTimeout(ctx, timeout)
+			octx, cancel := context.WithTimeout(ctx, openTimeout)
 			var err error
 			in, err = s.cfg.Internals.OpenInternals(octx, host)
 			cancel()
