@@ -724,7 +724,7 @@ func (r *heldRun) stop(m *pb.Stop) {
 // goroutine, so it only encodes and queues.
 func (r *heldRun) OnInterval(u *run.Update) {
 	if r.tel != nil && u.Interval != nil {
-		if iv := r.tel.Cut(u.Interval.StartNs, u.Progress.Warmup); iv != nil {
+		if iv := r.tel.Cut(u.Interval.StartNs, u.Interval.EndNs, u.Progress.Warmup); iv != nil {
 			for _, n := range iv.Notes {
 				r.logf("%s", n)
 			}

@@ -89,6 +89,25 @@ func readInternals(t *testing.T, db string, props map[string]string, roles ...st
 	return r2
 }
 
+// readInternalsAt opens the adapter's internals as host h and reads them once.
+func readInternalsAt(t *testing.T, db string, props map[string]string, h adapters.Host) adapters.InternalsReading {
+	t.Helper()
+	info, err := adapters.Lookup(db)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	d, err := info.Driver.Open(ctx, properties.FromMap(props))
+	require.NoError(t, err)
+	defer func() { _ = d.(adapters.Closer).Close() }()
+	in, err := d.(adapters.InternalsSource).OpenInternals(ctx, h)
+	require.NoError(t, err, "internals as %+v", h)
+	require.NotNil(t, in, "a host with the server's role reads its internals")
+	defer func() { _ = in.Close() }()
+	r, err := in.Read(ctx)
+	require.NoError(t, err)
+	return r
+}
+
 func metric(r adapters.InternalsReading, name string) (adapters.Metric, bool) {
 	for _, m := range r.Metrics {
 		if m.Name == name {
@@ -174,6 +193,22 @@ func TestTelemetryCassandra(t *testing.T) {
 	m, ok := metric(r, "thread_pool.MutationStage.completed")
 	require.True(t, ok)
 	assert.True(t, m.Counter, "completed tasks only grow")
+
+	// The node on this host is not a contact point (a cluster host whose
+	// node the ring was reached through another): internals go to the
+	// host's own addresses, then loopback, and read that node only. (A
+	// filter on the ring refused gocql's control connection to the
+	// contact point, and the cluster's nodes read no internals.)
+	var own []string
+	for _, a := range thisHost().Addrs {
+		if a != "127.0.0.1" && a != "::1" {
+			own = append(own, a)
+		}
+	}
+	local := readInternalsAt(t, "cassandra", props, adapters.Host{Addrs: own, Roles: []string{"cassandra"}})
+	assert.Contains(t, local.Source, "system_views on 127.0.0.1")
+	_, ok = metric(local, "thread_pools.pending")
+	assert.True(t, ok, "%v", local.Metrics)
 
 	requireExit(t, runCLI(t, 2*time.Minute, "", "init", "cassandra", "-p", "hosts="+host, "-p", "port="+port), 0)
 	run, res := telemetryLoad(t, "cassandra", 3000, props)

@@ -29,10 +29,11 @@ func (d *DB) ServerProcesses() []adapters.ServerProcess {
 var internalsPools = []string{"MutationStage", "ReadStage", "Native-Transport-Requests", "CompactionExecutor", "MemtableFlushWriter", "CounterMutationStage", "ViewMutationStage"}
 
 // OpenInternals opens a session of one connection to the node on this
-// host (a contact point that is one of the host's addresses, else any
-// node of the ring at one of them), or, for the host that reads a remote
-// cluster, to the first contact point. Virtual tables are node-local: the
-// figures are that node's.
+// host (a contact point that is one of the host's addresses, else the
+// host's own addresses: a node listens on one of them), or, for the host
+// that reads a remote cluster, to the first contact point. The session
+// never looks up the ring, so its one host is the node it reads: virtual
+// tables are node-local.
 func (d *DB) OpenInternals(ctx context.Context, h adapters.Host) (adapters.Internals, error) {
 	c := d.cfg
 	if c == nil {
@@ -49,22 +50,28 @@ func (d *DB) OpenInternals(ctx context.Context, h adapters.Host) (adapters.Inter
 	for _, r := range h.Roles {
 		hasNode = hasNode || r == "cassandra"
 	}
-	cl := gocql.NewCluster(c.hosts...)
+	cl := gocql.NewCluster()
 	switch {
 	case contact != "":
 		cl.Hosts = []string{contact}
-		cl.DisableInitialHostLookup = true
 	case hasNode:
-		// The node here is not a contact point: find it in the ring.
-		cl.HostFilter = gocql.HostFilterFunc(func(hi *gocql.HostInfo) bool {
-			return hi.ConnectAddress() != nil && h.Local(hi.ConnectAddress().String())
-		})
+		// The node here is not a contact point (the ring was reached
+		// through another node): it listens on one of the host's own
+		// addresses, its own address before loopback. A filter on the
+		// ring would not do: gocql's control connection goes to a
+		// contact point first, and a filter refuses it.
+		for _, a := range h.Addrs {
+			if ip := net.ParseIP(a); ip != nil && !ip.IsLoopback() && !ip.IsLinkLocalUnicast() {
+				cl.Hosts = append(cl.Hosts, a)
+			}
+		}
+		cl.Hosts = append(cl.Hosts, "127.0.0.1")
 	case h.Remote:
 		cl.Hosts = c.hosts[:1]
-		cl.DisableInitialHostLookup = true
 	default:
 		return nil, nil
 	}
+	cl.DisableInitialHostLookup = true
 	cl.Port = c.port
 	cl.NumConns = 1
 	cl.ConnectTimeout = c.connectTimeout

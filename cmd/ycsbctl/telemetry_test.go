@@ -50,7 +50,7 @@ func TestTelemetryDistributed(t *testing.T) {
 	work := t.TempDir()
 	dir := filepath.Join(work, "bundle")
 	p := startProc(t, work, "coordinator", "run", "basic", "--agents", a0.addr+","+a1.addr, "-P", "workloada", "-p", "basicdb.verbose=false",
-		"-p", "operationcount=0", "-p", "maxexecutiontime=4", "-target", "400", "-threads", "2", "--interval", "1s",
+		"-p", "operationcount=0", "-p", "maxexecutiontime=6", "-target", "400", "-threads", "2", "--interval", "2s",
 		"-p", "ycsbctl.telemetry.pids="+strconv.Itoa(pid), "--results", dir)
 	require.Equal(t, 0, p.wait(t, 2*time.Minute), p.stderr())
 
@@ -65,7 +65,7 @@ func TestTelemetryDistributed(t *testing.T) {
 		assert.Positive(t, h.Cores)
 		assert.Contains(t, strings.Join(h.Notes, "\n"), want, "agent %d found the named process", i)
 		assert.Equal(t, 1, strings.Count(strings.Join(h.Notes, "\n"), want), "said once")
-		require.GreaterOrEqual(t, len(h.Intervals), 3, "agent %d intervals", i)
+		require.GreaterOrEqual(t, len(h.Intervals), 2, "agent %d intervals", i)
 		for _, iv := range h.Intervals {
 			assert.Positive(t, iv.Samples, "agent %d interval %d", i, iv.Seq)
 			assert.Equal(t, 1, iv.DB.Count)
@@ -74,14 +74,14 @@ func TestTelemetryDistributed(t *testing.T) {
 			assert.InDelta(t, 100, iv.CPU.User+iv.CPU.System+iv.CPU.IOWait+iv.CPU.Steal+iv.CPU.Idle, 0.5)
 		}
 		// Each host's intervals are the run's intervals of that agent, but
-		// for a trailing sliver shorter than one reading (250 ms).
+		// for a trailing sliver shorter than the 1 s readings.
 		seqs := map[int64]bool{}
 		for _, hi := range h.Intervals {
 			seqs[hi.Seq] = true
 		}
 		for _, iv := range run.Intervals {
 			for _, a := range iv.Agents {
-				if a.Index == i && iv.EndUnixNs-iv.StartUnixNs > int64(300*time.Millisecond) {
+				if a.Index == i && iv.EndUnixNs-iv.StartUnixNs > int64(1500*time.Millisecond) {
 					assert.True(t, seqs[iv.Seq], "agent %d: no telemetry for interval %d", i, iv.Seq)
 				}
 			}
@@ -152,8 +152,8 @@ func TestTelemetrySurvivesACrash(t *testing.T) {
 	work := t.TempDir()
 	dir := filepath.Join(work, "killed")
 	p := startProc(t, work, "run", "basic", "-P", "workloada", "-p", "basicdb.verbose=false", "-p", "operationcount=0",
-		"-p", "maxexecutiontime=120", "-target", "500", "-threads", "2", "-p", "status.interval=0.5", "-s", "--results", dir)
-	p.waitLines(t, `current ops/sec`, 4, 30*time.Second)
+		"-p", "maxexecutiontime=120", "-target", "500", "-threads", "2", "-p", "status.interval=1.5", "-s", "--results", dir)
+	p.waitLines(t, `current ops/sec`, 3, 30*time.Second)
 	p.signal(syscall.SIGKILL)
 	p.wait(t, 10*time.Second)
 	r := ycsbctl(t, "report", dir)
@@ -162,7 +162,7 @@ func TestTelemetrySurvivesACrash(t *testing.T) {
 	require.NotNil(t, run.Telemetry)
 	require.Len(t, run.Telemetry.Hosts, 1)
 	h := run.Telemetry.Hosts[0]
-	assert.Equal(t, len(run.Intervals), len(h.Intervals), "one telemetry interval per recovered interval")
+	assert.Equal(t, len(run.Intervals), len(h.Intervals), "one telemetry interval per recovered interval (each holds a 1 s reading)")
 	assert.GreaterOrEqual(t, len(h.Intervals), 3)
 	assert.Greater(t, len(rawRows(t, dir)), len(h.Intervals)/2, "raw samples recovered")
 	assert.Equal(t, run.Telemetry.RawFile, telemetry.RawFile)

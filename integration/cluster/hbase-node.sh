@@ -146,6 +146,10 @@ install_node() {
 	esac
 	[ "$role" = zookeeper ] || mountpoint -q "$SHARED" || die "$SHARED is not mounted in this host (cluster.sh makes it)"
 	mkdir -p "$DIR/conf" "$DIR/logs" "$DIR/tmp" "$DIR/zookeeper"
+	# The web UI (whose /jmx telemetry reads) wants its webapp directories
+	# on the class path; Maven's jars do not ship them (the binary
+	# tarball does). Empty ones serve /jmx, the servlets are built in.
+	mkdir -p "$DIR/conf/hbase-webapps/master" "$DIR/conf/hbase-webapps/regionserver" "$DIR/conf/hbase-webapps/static"
 	write_log_config
 	if [ "$role" = zookeeper ]; then write_zookeeper_config "$addr"; else write_hbase_config "$addr" "$zk"; fi
 	unit="hbase-$role"

@@ -104,7 +104,7 @@ func (l *Local) onInterval(u *run.Update) {
 	u.RunID = l.id
 	l.self.Describe(u, procstat.CPUSeconds())
 	if l.tel != nil && u.Interval != nil {
-		if iv := l.tel.Cut(u.Interval.StartNs, u.Progress.Warmup); iv != nil {
+		if iv := l.tel.Cut(u.Interval.StartNs, u.Interval.EndNs, u.Progress.Warmup); iv != nil {
 			u.Telemetry = []*telemetry.Interval{iv}
 		}
 	}

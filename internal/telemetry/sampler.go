@@ -17,9 +17,8 @@ type Config struct {
 	// Proc and Sys are the proc and sys mount points ("" for /proc and
 	// /sys; tests give recorded snapshots).
 	Proc, Sys string
-	// Every is how often the host is read (default 1 s); MinSpan the
-	// shortest time one reading covers (default 250 ms, see minSpan).
-	Every, MinSpan time.Duration
+	// Every is how often the host is read (default 1 s).
+	Every time.Duration
 	// Self is the load generator's pid (default this process).
 	Self int
 	// Host names this host in notes; DB the database, by adapter name.
@@ -44,12 +43,6 @@ type Config struct {
 // processes again (a restarted server has a new pid).
 const rediscoverEvery = 30 * time.Second
 
-// minSpan is the default shortest time a sample covers: the kernel counts CPU in
-// 10 ms ticks, so a reading a few milliseconds after another (a cut just
-// after a tick) would read one tick as a core fully busy. A reading that
-// close is skipped; the next covers its time.
-const minSpan = 250 * time.Millisecond
-
 // maxPending bounds the samples kept between two cuts (an agent prepared
 // and waiting for its start keeps reading): an hour of seconds.
 const maxPending = 3600
@@ -60,20 +53,24 @@ type Sampler struct {
 	cfg  Config
 	src  *source
 	find *finder
-	cuts chan cutReq
 	stop chan struct{}
 	done chan struct{}
 
 	// Owned by the sampling goroutine.
 	prev      *reading
-	pending   []sample
 	found     []found
 	lastLook  time.Time
 	missingOK bool
 	hiddenOK  bool
 
-	mu    sync.Mutex
-	notes []string
+	// mu guards what the sampling goroutine hands to Cut: the samples
+	// not yet cut, the notes, the latest internals.
+	mu      sync.Mutex
+	pending []sample
+	notes   []string
+	// cutOnce says a cut has been made: what was read before the run
+	// started has been dropped.
+	cutOnce bool
 	// latest is the newest internals reading not yet handed to a cut.
 	latest   *Internals
 	latestNs int64
@@ -82,20 +79,11 @@ type Sampler struct {
 	intDone   chan struct{}
 }
 
-type cutReq struct {
-	startNs int64
-	warmup  bool
-	reply   chan *Interval
-}
-
 // Start begins sampling. It fails only when the proc file system cannot
 // be read at all; the caller says so once and runs without telemetry.
 func Start(cfg Config) (*Sampler, error) {
 	if cfg.Every <= 0 {
 		cfg.Every = time.Second
-	}
-	if cfg.MinSpan <= 0 {
-		cfg.MinSpan = minSpan
 	}
 	if cfg.InternalsEvery <= 0 {
 		cfg.InternalsEvery = 10 * time.Second
@@ -123,7 +111,7 @@ func Start(cfg Config) (*Sampler, error) {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	s := &Sampler{cfg: cfg, src: src, find: &finder{fs: src.fs, self: cfg.Self, patterns: cfg.Processes, user: cfg.Pids},
-		cuts: make(chan cutReq), stop: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{})}
 	// The first look and reading happen before Start returns: the
 	// internals need to know whether the server runs here, and the first
 	// second of the run has a reading to count from.
@@ -160,18 +148,12 @@ func (s *Sampler) loop() {
 			return
 		case <-t.C:
 			s.take(time.Now().UnixNano())
-		case req := <-s.cuts:
-			s.take(time.Now().UnixNano())
-			req.reply <- s.cut(req.startNs, req.warmup)
 		}
 	}
 }
 
 // take reads the host once and keeps the second since the last reading.
 func (s *Sampler) take(ns int64) {
-	if s.prev != nil && ns-s.prev.ns < int64(s.cfg.MinSpan) {
-		return
-	}
 	if time.Since(s.lastLook) >= rediscoverEvery || s.gone() {
 		s.discover(false)
 	}
@@ -186,10 +168,12 @@ func (s *Sampler) take(ns int64) {
 	}
 	if s.prev != nil {
 		if smp, err := rates(s.prev, &r); err == nil {
+			s.mu.Lock()
 			if len(s.pending) == maxPending {
 				s.pending = append(s.pending[:0], s.pending[1:]...)
 			}
 			s.pending = append(s.pending, smp)
+			s.mu.Unlock()
 		}
 	}
 	s.prev = &r
@@ -231,52 +215,47 @@ func (s *Sampler) discover(first bool) {
 	s.found = fs
 }
 
-// Cut summarises the samples since the previous cut, with a reading taken
-// now so that the summary ends at the interval's end. It is called by the
-// engine's reporter goroutine; startNs is the interval's start (samples
-// from before it, such as a wait for the start, are left out). A warm-up
-// interval, which no record keeps, leaves the notes for the first
-// measured one. It returns nil when the sampler does not answer within a
-// second.
-func (s *Sampler) Cut(startNs int64, warmup bool) *Interval {
-	req := cutReq{startNs: startNs, warmup: warmup, reply: make(chan *Interval, 1)}
-	t := time.NewTimer(time.Second)
-	defer t.Stop()
-	select {
-	case s.cuts <- req:
-	case <-s.done:
-		return nil
-	case <-t.C:
-		return nil
-	}
-	select {
-	case iv := <-req.reply:
-		return iv
-	case <-t.C:
-		return nil
-	}
-}
-
-func (s *Sampler) cut(startNs int64, warmup bool) *Interval {
-	keep := s.pending[:0]
+// Cut summarises the interval the engine has just cut, [startNs, endNs]
+// on its clock: the 1 s samples that ended in it (a sample belongs to the
+// interval in which it ends; at the first cut samples from before
+// startNs, such as a wait for the start, are dropped; later ones wait for
+// the next cut, and one read just before a cut but handed over after it
+// goes to the next interval rather than being lost). It only
+// takes what the sampling goroutine has read, so the engine's reporter,
+// which calls it, never waits for /proc. An interval shorter than a
+// second may hold no sample (Samples 0). A warm-up interval, which no
+// record keeps, leaves the notes for the first measured one.
+func (s *Sampler) Cut(startNs, endNs int64, warmup bool) *Interval {
 	now := time.Now().UnixNano()
-	plausible := startNs > now-int64(time.Hour) && startNs <= now
+	// A fake clock (tests) gives times that are not the samples': take
+	// what there is.
+	plausible := startNs > now-int64(time.Hour) && endNs <= now+int64(time.Minute) && startNs <= endNs
+	s.mu.Lock()
+	first := !s.cutOnce
+	s.cutOnce = true
+	var keep []sample
+	rest := s.pending[:0]
 	for _, smp := range s.pending {
-		if !plausible || smp.ns > startNs {
+		switch {
+		case plausible && smp.ns > endNs:
+			rest = append(rest, smp)
+		case !plausible || !first || smp.ns > startNs:
 			keep = append(keep, smp)
 		}
 	}
-	iv := summarize(keep)
-	s.pending = s.pending[:0]
-	s.mu.Lock()
+	s.pending = rest
+	var in *Internals
 	if s.latest != nil && (!plausible || s.latestNs > startNs) {
-		iv.Internals = s.latest
+		in = s.latest
+		s.latest = nil
 	}
-	s.latest = nil
+	var notes []string
 	if !warmup {
-		iv.Notes, s.notes = s.notes, nil
+		notes, s.notes = s.notes, nil
 	}
 	s.mu.Unlock()
+	iv := summarize(keep)
+	iv.Internals, iv.Notes = in, notes
 	return iv
 }
 
