@@ -23,7 +23,7 @@ func (c *Comparison) hostRows() []compareHostRow {
 			if t == nil {
 				continue
 			}
-			for _, h := range t.Hosts {
+			for _, h := range measuredHosts(t.Hosts) {
 				s := h.Summary
 				var vs []string
 				for _, v := range t.Verdicts {
@@ -46,7 +46,7 @@ func (c *Comparison) hostRows() []compareHostRow {
 func (c *Comparison) hostBars() []*BarChart {
 	have := false
 	for _, r := range c.Rows {
-		have = have || r.Run.B.Run.Telemetry != nil
+		have = have || (r.Run.B.Run.Telemetry != nil && len(measuredHosts(r.Run.B.Run.Telemetry.Hosts)) > 0)
 	}
 	if !have {
 		return nil
@@ -64,7 +64,7 @@ func (c *Comparison) hostBars() []*BarChart {
 				if r.Scenario != sc || r.Label != l || r.Run.B.Run.Telemetry == nil {
 					continue
 				}
-				for _, h := range r.Run.B.Run.Telemetry.Hosts {
+				for _, h := range measuredHosts(r.Run.B.Run.Telemetry.Hosts) {
 					b.Values[g] = max(b.Values[g], h.Summary.CPUBusyPct)
 					m.Values[g] += float64(h.Summary.DBRSSMax) / 1e6
 					w.Values[g] += float64(h.Summary.DBWriteBytes) / 1e6
@@ -73,10 +73,11 @@ func (c *Comparison) hostBars() []*BarChart {
 		}
 		busy.Bars, rss.Bars, wr.Bars = append(busy.Bars, b), append(rss.Bars, m), append(wr.Bars, w)
 	}
-	out := []*BarChart{busy}
+	var out []*BarChart
 	// No database process on any host (a remote server, an in-process
-	// store): its memory and writes were not measured, so not drawn.
-	for _, ch := range []*BarChart{rss, wr} {
+	// store): its memory and writes were not measured, so not drawn; nor
+	// is a chart whose every bar is a step too short to be sampled.
+	for _, ch := range []*BarChart{busy, rss, wr} {
 		if anyValue(ch) {
 			out = append(out, ch)
 		}

@@ -43,6 +43,20 @@ func (r *Run) hosts() []telemetry.Host {
 	return nil
 }
 
+// measuredHosts are the hosts with figures (see telemetry.Host.Measured).
+func measuredHosts(hs []telemetry.Host) []telemetry.Host {
+	var out []telemetry.Host
+	for _, h := range hs {
+		if h.Measured() {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// noReading says why a host has no figures.
+const noReading = "No 1 s reading of this host fell inside the measured run (shorter than a second): no figures."
+
 func hostName(h telemetry.Host) string {
 	switch {
 	case h.Hostname != "" && h.Address != "" && h.Address != "local" && h.Address != h.Hostname:
@@ -64,6 +78,11 @@ func hostPanels(r *Run) []hostPanel {
 	var out []hostPanel
 	for _, h := range r.hosts() {
 		p := hostPanel{Name: hostName(h), Notes: h.Notes, Product: h.Summary.Database}
+		if !h.Measured() {
+			p.Notes = append(append([]string(nil), h.Notes...), noReading)
+			out = append(out, p)
+			continue
+		}
 		mk := func(id, title, ylabel string, yf func(float64) string, series ...Series) *LineChart {
 			return &LineChart{ID: fmt.Sprintf("host%d-%s", h.Agent, id), Title: title, XLabel: "elapsed", YLabel: ylabel,
 				Width: 390, Height: 230, Series: series, XFormat: fmtSeconds, YFormat: yf}
@@ -163,9 +182,12 @@ func internalsRows(h telemetry.Host) []kv {
 // timeWent is the account: the busiest host, the highest iowait, the load
 // generators' share of their hosts' CPU, and the verdicts.
 func timeWent(r *Run) ([]wentLine, []hostRow) {
-	hs := r.hosts()
-	if len(hs) == 0 {
+	if len(r.hosts()) == 0 {
 		return nil, nil
+	}
+	hs := measuredHosts(r.hosts())
+	if len(hs) == 0 {
+		return []wentLine{{Text: "No 1 s reading of any host fell inside the measured run (shorter than a second): no host figures."}}, nil
 	}
 	var lines []wentLine
 	busiest, iow := 0, 0

@@ -50,13 +50,13 @@ const reportBody = `
 <h2>Latency percentiles over time</h2>
 <div class="charts">{{range .LatencyOverTime}}<div class="chartbox">{{.}}</div>{{end}}</div>
 
-{{if .HostRows}}
+{{if .Went}}
 <h2>Hosts: where the time went</h2>
 <ul class="went">{{range .Went}}<li{{if .Warn}} class="warnline"{{end}}>{{.Text}}</li>{{end}}</ul>
-<table class="hosts">
+{{if .HostRows}}<table class="hosts">
 <tr><th class="l">Host</th><th>CPU busy</th><th>worst</th><th>iowait</th><th>Disk write</th><th>Disk util max</th><th>Network</th><th>DB CPU</th><th>DB RSS max</th><th>DB written</th><th>Load gen. CPU</th><th>its share</th></tr>
 {{range .HostRows}}<tr{{if .Hot}} class="warn"{{end}}><td class="l">{{.Name}}</td><td>{{.Busy}}</td><td>{{.BusyMax}}</td><td>{{.IOWait}}</td><td>{{.DiskW}}</td><td>{{.DiskUtil}}</td><td>{{.Net}}</td><td>{{.DBCPU}}</td><td>{{.DBRSS}}</td><td>{{.DBWritten}}</td><td>{{.Client}}</td><td>{{.Share}}</td></tr>
-{{end}}</table>
+{{end}}</table>{{end}}
 <p class="muted">Each load generator sampled its host every second (ycsbctl.telemetry); the charts show each interval's means on the throughput chart's time axis. CPU is in percent of all the host's cores.{{if .RawFile}} Raw 1 s samples: {{.RawFile}}.{{end}}</p>
 {{range .HostPanels}}<h3>{{.Name}}</h3>
 {{range .Notes}}<p class="muted">{{.}}</p>{{end}}
@@ -195,7 +195,7 @@ func WriteHTML(w io.Writer, r *Run, opts Options) error {
 		d.Distribution = append(d.Distribution, template.HTML(c.SVG()))
 	}
 	d.Went, d.HostRows = timeWent(r)
-	if d.HostRows != nil {
+	if d.Went != nil {
 		d.HostPanels = hostPanels(r)
 		d.RawFile = run.Telemetry.RawFile
 	}

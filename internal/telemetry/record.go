@@ -29,6 +29,11 @@ type Host struct {
 	Intervals []HostInterval `json:"intervals"`
 }
 
+// Measured says whether any 1 s reading of the host fell inside the
+// measured run (a run shorter than a second may hold none: the host then
+// has its notes only, and no figures to show).
+func (h Host) Measured() bool { return len(h.Intervals) > 0 }
+
 // HostInterval is one interval of a host, on the run's clock.
 type HostInterval struct {
 	Seq         int64 `json:"seq"`
