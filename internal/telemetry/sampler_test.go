@@ -56,9 +56,11 @@ func TestSamplerOnThisHost(t *testing.T) {
 	start := time.Now().UnixNano()
 	var iv *Interval
 	var notes []string
+	var end int64
 	waitFor(t, "samples", func() (bool, string) {
 		time.Sleep(60 * time.Millisecond) // let readings accumulate between cuts
-		iv = s.Cut(start, time.Now().UnixNano(), false)
+		end = time.Now().UnixNano()
+		iv = s.Cut(start, end, false)
 		if iv != nil {
 			notes = append(notes, iv.Notes...)
 		}
@@ -70,13 +72,16 @@ func TestSamplerOnThisHost(t *testing.T) {
 	assert.Positive(t, iv.Client.RSSMax, "the test binary is the load generator")
 	assert.Contains(t, strings.Join(notes, "\n"), "sleeper (pid ")
 	assert.Len(t, iv.Points, iv.Samples)
-	// A second cut starts where the first ended.
-	mid := time.Now().UnixNano()
+	// The next interval starts where the first ended (as the engine's
+	// do): it holds later samples only, none counted twice.
+	last := iv.Points[len(iv.Points)-1].UnixNs
 	time.Sleep(50 * time.Millisecond)
-	iv2 := s.Cut(mid, time.Now().UnixNano(), false)
+	end2 := time.Now().UnixNano()
+	iv2 := s.Cut(end, end2, false)
 	require.NotNil(t, iv2)
 	for _, p := range iv2.Points {
-		assert.Greater(t, p.UnixNs, mid)
+		assert.Greater(t, p.UnixNs, last)
+		assert.LessOrEqual(t, p.UnixNs, end2)
 	}
 	assert.Empty(t, iv2.Notes, "notes are said once")
 }
