@@ -77,6 +77,11 @@ install_jars() {
 
 write_config() {
 	mkdir -p "$base/conf" "$rundir/logs" "$rundir/data"
+	# The master's web UI (whose /jmx telemetry reads) looks for its
+	# webapp directories on the class path; Maven's jars do not ship them
+	# (the binary tarball does) and the master fails to construct without.
+	# Empty ones serve /jmx: its servlets are built in.
+	mkdir -p "$base/conf/hbase-webapps/master" "$base/conf/hbase-webapps/regionserver" "$base/conf/hbase-webapps/static"
 	# Every key was verified in the notes; the comments say why each is set.
 	cat >"$base/conf/hbase-site.xml" <<EOF
 <?xml version="1.0"?>
