@@ -242,6 +242,21 @@ func TestTelemetryHBase(t *testing.T) {
 		// Standalone: one JVM, whose master web UI serves the region
 		// server's beans too (servers.sh turns it on, on loopback).
 		"hbase.regionserver.info.port": "-1"}
+	requireExit(t, runCLI(t, 2*time.Minute, "", "init", "hbase", "-p", "hbase.zookeeper.quorum="+quorum, "-p", "columnfamily=family"), 0)
+	run, res := telemetryLoad(t, "hbase", 10000, props)
+	checkServerFound(t, run, res, "hbase-master", serverPid(t, "hbase", "hbase.pid"))
+	ins := internalsInBundle(run)
+	require.NotEmpty(t, ins)
+	var memstore bool
+	for _, in := range ins {
+		if v, ok := in.Value("regionserver.memstore_bytes"); ok && v > 0 {
+			memstore = true
+		}
+	}
+	assert.True(t, memstore, "the load's rows sit in the memstore: %+v", ins)
+
+	// Read directly after the load: the region server's beans are
+	// registered some seconds after the server answers.
 	r := readInternals(t, "hbase", props, "hbase-master")
 	assert.True(t, strings.HasPrefix(r.Product, "HBase"), r.Product)
 	assert.Contains(t, r.Source, "http://127.0.0.1:16010/jmx")
@@ -252,23 +267,11 @@ func TestTelemetryHBase(t *testing.T) {
 	}
 	rs, _ := metric(r, "master.region_servers")
 	assert.Equal(t, 1.0, rs.Value, "standalone: one region server")
-
-	requireExit(t, runCLI(t, 2*time.Minute, "", "init", "hbase", "-p", "hbase.zookeeper.quorum="+quorum, "-p", "columnfamily=family"), 0)
-	run, res := telemetryLoad(t, "hbase", 3000, props)
-	checkServerFound(t, run, res, "hbase-master", serverPid(t, "hbase", "hbase.pid"))
-	ins := internalsInBundle(run)
-	require.NotEmpty(t, ins)
-	var writes, memstore bool
-	for _, in := range ins {
-		if v, ok := in.Value("regionserver.write_requests_per_sec"); ok && v > 0 {
-			writes = true
-		}
-		if v, ok := in.Value("regionserver.memstore_bytes"); ok && v > 0 {
-			memstore = true
-		}
-	}
-	assert.True(t, writes, "the region server counted the load's writes: %+v", ins)
-	assert.True(t, memstore, "the load's rows sit in the memstore: %+v", ins)
+	// The region server refreshes its counters every 5 s
+	// (hbase.regionserver.metrics.period), so a load of a few seconds
+	// may show no per-interval rate: its count after the load does.
+	wr, _ := metric(r, "regionserver.write_requests")
+	assert.Positive(t, wr.Value, "the region server counted the load's writes")
 }
 
 func TestTelemetryFerretDB(t *testing.T) {

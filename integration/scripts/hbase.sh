@@ -180,6 +180,11 @@ start_server() {
 		return 0
 	fi
 	rm -f "$pidfile"
+	# The web UI needs the Servlet 3.1 API; Hadoop's dependencies also
+	# bring servlet-api 2.5, whose older ServletContext would otherwise
+	# come first on the class path (NoSuchMethodError createFilter).
+	local servlet=""
+	[ -f "$base/lib/javax.servlet-api-3.1.0.jar" ] && servlet="$base/lib/javax.servlet-api-3.1.0.jar:"
 	local p
 	for p in "$ZK_PORT" "$MASTER_PORT" "$RS_PORT" "$INFO_PORT"; do
 		if port_open "$p"; then
@@ -214,7 +219,7 @@ start_server() {
 		-Djava.net.preferIPv4Stack=true \
 		-Dhbase.tmp.dir="$rundir/data" -Dhbase.log.dir="$rundir/logs" \
 		-Dlog4j2.configurationFile="$base/conf/log4j2.properties" \
-		-cp "$base/conf:$base/lib/*" "$MAIN_CLASS" start </dev/null >"$log" 2>&1 9>&- &
+		-cp "$base/conf:$servlet$base/lib/*" "$MAIN_CLASS" start </dev/null >"$log" 2>&1 9>&- &
 	pid=$!
 	echo "$pid" >"$pidfile"
 	echo "hbase.sh: started pid $pid with $java; waiting up to ${start_timeout}s" >&2
