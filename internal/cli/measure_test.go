@@ -240,12 +240,13 @@ func TestHdrPerMeasurementLogs(t *testing.T) {
 		assert.Equal(t, ops[op], total, op)
 		if op != "CLEANUP" {
 			assert.Greater(t, intervals, 2)
-			// 0..1 ms sleeps, in microseconds (not nanoseconds, which
-			// would put every median above 100,000). The median, not the
-			// maximum: a loaded machine stretches single sleeps to
-			// hundreds of ms.
-			assert.Less(t, maxMedianUs, int64(100_000), "values are microseconds")
-			assert.Greater(t, maxUs, int64(100), "values are microseconds")
+			// Microseconds: the logs' largest value is the summary's
+			// MaxLatency(us) (YCSB's unit) to HDR's precision, whatever
+			// a loaded machine does to the sleeps; nanoseconds would be
+			// a thousand times it.
+			sumMax := intValue(t, summaryValues(r.stdout), "["+op+"], MaxLatency(us)")
+			assert.InDelta(t, float64(sumMax), float64(maxUs), float64(sumMax)/100+1, "%s: values are microseconds", op)
+			assert.Greater(t, maxMedianUs, int64(0), op)
 		}
 	}
 }
