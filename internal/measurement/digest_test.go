@@ -71,7 +71,9 @@ func TestDigestIsHdrHistograms(t *testing.T) {
 			// same geometry, and into the run's geometry (which drops
 			// what it cannot hold, as HdrHistogram's Merge does).
 			for _, dst := range []func() *hdrhistogram.Histogram{
-				func() *hdrhistogram.Histogram { return hdrhistogram.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures())) },
+				func() *hdrhistogram.Histogram {
+					return hdrhistogram.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
+				},
 				func() *hdrhistogram.Histogram { return h.Clone() },
 				func() *hdrhistogram.Histogram { return hdrhistogram.New(1000, 1_000_000_000, 2) },
 			} {
