@@ -108,8 +108,37 @@ func TestBufferedWorkerBuffers(t *testing.T) {
 	if w.bytes != w.pending[0].size*3+w.pending[3].size || w.pending[0].size < 100 {
 		t.Errorf("bytes %d sizes %d %d", w.bytes, w.pending[0].size, w.pending[3].size)
 	}
-	if h, _ := (&DB{}).ForWorker(context.Background(), 0, 1); h.(*DB) == nil {
-		t.Error("without clientbuffering the DB is shared")
+}
+
+// closeCounter is a gohbase client that only counts Close calls.
+type closeCounter struct {
+	gohbase.Client
+	closed int
+}
+
+func (c *closeCounter) Close() { c.closed++ }
+
+// TestWorkerCloseKeepsTheClient: a worker handle (with or without
+// clientbuffering) is closed at each thread's cleanup; the client all
+// workers share must stay open until the DB is closed.
+func TestWorkerCloseKeepsTheClient(t *testing.T) {
+	for _, buffering := range []bool{false, true} {
+		c := &closeCounter{}
+		d := &DB{client: c, buffering: buffering, table: "usertable", tableBytes: []byte("usertable"), family: "family"}
+		h, err := d.ForWorker(context.Background(), 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h == adapters.DB(d) {
+			t.Fatal("a worker shares the DB instead of its own handle")
+		}
+		if err := h.(adapters.Closer).Close(); err != nil || c.closed != 0 {
+			t.Fatalf("buffering=%v: worker Close: %v, client closed %d times", buffering, err, c.closed)
+		}
+		_ = d.Close()
+		if c.closed != 1 {
+			t.Fatalf("buffering=%v: DB Close closed the client %d times", buffering, c.closed)
+		}
 	}
 }
 
