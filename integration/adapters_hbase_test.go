@@ -229,10 +229,9 @@ func hbaseWorkers(t *testing.T, db adapters.DB, quorum, table string, suiteKeys 
 	}
 	t.Logf("%d workers: %d rows inserted, updated and read back (%d operations) in %s", workers, workers*rows,
 		workers*rows*5, time.Since(t0).Round(time.Millisecond))
-
 	// The DB's own Get reads what the workers wrote, and a worker reads
 	// what the DB wrote.
-	h, err := db.(adapters.Threader).ForWorker(ctx, 0, 1)
+	h0, err := db.(adapters.Threader).ForWorker(ctx, 0, 1)
 	require.NoError(t, err)
 	var rec, viaDB adapters.Record
 	for w := 0; w < workers; w += 5 {
@@ -243,7 +242,7 @@ func hbaseWorkers(t *testing.T, db adapters.DB, quorum, table string, suiteKeys 
 		}
 	}
 	for _, k := range suiteKeys[:20] {
-		require.Equal(t, adapters.OK, h.Read(ctx, table, []byte(k), nil, &rec))
+		require.Equal(t, adapters.OK, h0.Read(ctx, table, []byte(k), nil, &rec))
 		require.Equal(t, adapters.OK, db.Read(ctx, table, []byte(k), nil, &viaDB))
 		assert.Equal(t, asMap(&viaDB), asMap(&rec), "%s", k)
 		assert.Len(t, rec.Fields, fields)
@@ -270,5 +269,35 @@ func hbaseWorkers(t *testing.T, db adapters.DB, quorum, table string, suiteKeys 
 			assert.WithinRange(t, ts, t0.Add(-time.Minute), time.Now().Add(time.Minute),
 				"%s/%s is stamped by the server (%d)", k, c.Qualifier, c.GetTimestamp())
 		}
+	}
+
+	// The suite counts its own rows next: the workers delete theirs, and
+	// read each back as missing.
+	errs = make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		h, err := db.(adapters.Threader).ForWorker(ctx, w, workers)
+		require.NoError(t, err)
+		wg.Add(1)
+		go func(w int, h adapters.DB) {
+			defer wg.Done()
+			errs <- func() error {
+				var rec adapters.Record
+				for i := 0; i < rows; i++ {
+					k := []byte(rowKey(w, i))
+					if st := h.Delete(ctx, table, k); st != adapters.OK {
+						return fmt.Errorf("delete %s: %s", k, st)
+					}
+					if st := h.Read(ctx, table, k, nil, &rec); st != adapters.NotFound {
+						return fmt.Errorf("read of deleted %s: %s", k, st)
+					}
+				}
+				return nil
+			}()
+		}(w, h)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
 	}
 }
