@@ -237,14 +237,17 @@ parse_ops() {
 
 # measure DB CLIENT THREADS OPS RECORDS REP: one timed run of workload A;
 # appends "db client threads cpu_us user_us sys_us thr p50r p50u p99r
-# p99u rss_kb vcs_per_op" to $work/rows.
+# p99u rss_kb vcs_per_op allocs_per_op bytes_per_op" to $work/rows (the
+# heap allocations from ycsbctl's YCSBCTL_RUNTIMESTATS, -1 for the other
+# clients).
 measure() {
   local db="$1" client="$2" threads="$3" ops="$4" records="$5" rep="$6"
   local tag="$work/$db-$client-$threads-$rep"
   local -a cmd
   client_cmd "$db" "$client" "$threads" "$ops" "$records" "$tag"
   echo "$db: $client threads=$threads ops=$ops run $rep" >&2
-  if ! /usr/bin/time -f 'TIME %U %S %e %M %w' -o "$tag.time" "${cmd[@]}" >"$tag.out" 2>"$tag.err"; then
+  rm -f "$tag.rt"
+  if ! YCSBCTL_RUNTIMESTATS="$tag.rt" /usr/bin/time -f 'TIME %U %S %e %M %w' -o "$tag.time" "${cmd[@]}" >"$tag.out" 2>"$tag.err"; then
     echo "bench-dbs.sh: $client run $db failed:" >&2
     tail -n 20 "$tag.err" >&2
     cat "$tag.time" >&2 || true
@@ -255,10 +258,15 @@ measure() {
   read -r n thr p50r p50u p99r p99u <<<"$(parse_ops "$client" "$ops" "$tag.out")" ||
     { echo "bench-dbs.sh: cannot read $client output for $db" >&2; tail -n 20 "$tag.out" >&2; exit 1; }
   [ -n "$n" ] || { echo "bench-dbs.sh: cannot read $client output for $db" >&2; tail -n 20 "$tag.out" >&2; exit 1; }
+  local objs=-1 bytes=-1
+  if [ -s "$tag.rt" ]; then
+    objs="$(awk '$1 == "/gc/heap/allocs:objects" { print $2 }' "$tag.rt")"
+    bytes="$(awk '$1 == "/gc/heap/allocs:bytes" { print $2 }' "$tag.rt")"
+  fi
   awk -v db="$db" -v c="$client" -v t="$threads" -v u="$u" -v s="$s" -v m="$m" -v w="$w" -v n="$n" \
-    -v thr="$thr" -v a="$p50r" -v b="$p50u" -v x="$p99r" -v y="$p99u" 'BEGIN {
-      printf "%s %s %d %.2f %.2f %.2f %.0f %s %s %s %s %d %.3f\n", db, c, t, (u + s) * 1e6 / n, u * 1e6 / n, s * 1e6 / n,
-        thr, a, b, x, y, m, w / n }' >>"$work/rows"
+    -v thr="$thr" -v a="$p50r" -v b="$p50u" -v x="$p99r" -v y="$p99u" -v objs="${objs:--1}" -v bytes="${bytes:--1}" 'BEGIN {
+      printf "%s %s %d %.2f %.2f %.2f %.0f %s %s %s %s %d %.3f %.1f %.0f\n", db, c, t, (u + s) * 1e6 / n, u * 1e6 / n, s * 1e6 / n,
+        thr, a, b, x, y, m, w / n, objs < 0 ? -1 : objs / n, bytes < 0 ? -1 : bytes / n }' >>"$work/rows"
 }
 
 # count_syscalls DB CLIENT THREADS OPS RECORDS: one more run under
@@ -338,14 +346,14 @@ echo
 latte_ver=""
 [ -n "$latte_bin" ] && latte_ver=" and $("$latte_bin" --version 2>/dev/null | awk '{print "latte " $NF}')"
 echo "ycsbctl $("$bin" --version 2>/dev/null | awk '{print $NF}') beside Java YCSB 0.17.0 ($("$JAVA" -version 2>&1 | head -n 1))$latte_ver, workload A, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
-echo "cpu/op = client user+sys (start-up included) / operations: median of $REPEATS runs [min-max]; user/sys split, ops/s, p50, p99 (READ/UPDATE, us), max RSS and voluntary context switches per op: medians; syscalls/op: one run under strace -f -c"
+echo "cpu/op = client user+sys (start-up included) / operations: median of $REPEATS runs [min-max]; user/sys split, ops/s, p50, p99 (READ/UPDATE, us), max RSS, voluntary context switches and (ycsbctl) heap allocations per op: medians; syscalls/op: one run under strace -f -c"
 if [ -n "$missing_java" ]; then
   echo "Measured without Java YCSB for:$missing_java. Java YCSB's cassandra-cql and hbase2 adapters are not on Maven Central (set JAVA_YCSB_HOME to a built Java YCSB 0.17.0 distribution to compare them); its mongodb adapter (driver 3.8) cannot connect to FerretDB, the only MongoDB-protocol server here."
 fi
 [ -z "$latte_note" ] || echo "$latte_note"
 [ -n "$strace_ok" ] || echo "syscalls/op not measured (strace is not installed, or SYSCALLS=0)."
 touch "$work/syscalls"
-printf "%-34s %-8s %4s %22s %13s %9s %13s %15s %7s %7s %8s\n" "server" "client" "thr" "cpu/op us [range]" "user/sys us" "ops/s" "p50 R/U" "p99 R/U" "RSS MB" "vcs/op" "sysc/op"
+printf "%-34s %-8s %4s %22s %13s %9s %13s %15s %7s %7s %8s %10s\n" "server" "client" "thr" "cpu/op us [range]" "user/sys us" "ops/s" "p50 R/U" "p99 R/U" "RSS MB" "vcs/op" "sysc/op" "allocs/op"
 sort -k1,1 -k3,3n -k2,2 "$work/rows" | awk -v sysfile="$work/syscalls" -v labels="$(for d in basic cassandra hbase mongodb; do printf '%s=%s;' "$d" "$(label "$d")"; done)" '
   function median(a, n,   i, j, t) {
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
@@ -354,9 +362,13 @@ sort -k1,1 -k3,3n -k2,2 "$work/rows" | awk -v sysfile="$work/syscalls" -v labels
   function flush(   sc) {
     if (key == "") return
     sc = (key in sys) ? sprintf("%8.2f", sys[key]) : sprintf("%8s", "-")
-    printf "%-34s %-8s %4d %9.1f [%5.1f-%5.1f] %6.1f/%-6.1f %9.0f %6.0f/%-6.0f %7.0f/%-7.0f %7.0f %7.2f %s\n", lab[db], cl, th,
-      median(cpu, n), lo, hi, median(usr, n), median(sy, n), median(thr, n), median(p50r, n), median(p50u, n),
-      median(p99r, n), median(p99u, n), median(rss, n) / 1024, median(vcs, n), sc
+    al = median(objs, n)
+    al = (al < 0) ? sprintf("%10s", "-") : sprintf("%10.1f", al)
+    med[key] = median(cpu, n)
+    printf "%-34s %-8s %4d %9.1f [%5.1f-%5.1f] %6.1f/%-6.1f %9.0f %6.0f/%-6.0f %7.0f/%-7.0f %7.0f %7.2f %s %s\n", lab[db], cl, th,
+      med[key], lo, hi, median(usr, n), median(sy, n), median(thr, n), median(p50r, n), median(p50u, n),
+      median(p99r, n), median(p99u, n), median(rss, n) / 1024, median(vcs, n), sc, al
+    if (!((db " " th) in seen)) { seen[db " " th] = 1; order[++norder] = db " " th }
   }
   BEGIN {
     split(labels, kv, ";"); for (i in kv) if (kv[i] != "") { split(kv[i], p, "="); lab[p[1]] = p[2] }
@@ -366,7 +378,18 @@ sort -k1,1 -k3,3n -k2,2 "$work/rows" | awk -v sysfile="$work/syscalls" -v labels
     k = $1 " " $2 " " $3
     if (k != key) { flush(); key = k; db = $1; cl = $2; th = $3; n = 0; lo = 1e18; hi = 0 }
     n++; cpu[n] = $4; usr[n] = $5; sy[n] = $6; thr[n] = $7; p50r[n] = $8; p50u[n] = $9; p99r[n] = $10; p99u[n] = $11
-    rss[n] = $12; vcs[n] = $13
+    rss[n] = $12; vcs[n] = $13; objs[n] = $14
     if ($4 < lo) lo = $4; if ($4 > hi) hi = $4
   }
-  END { flush() }'
+  END {
+    flush()
+    # The ratios the issue sets its goals in, from the medians above.
+    for (i = 1; i <= norder; i++) {
+      split(order[i], dt, " "); y = order[i]; sub(/ /, " ycsbctl ", y)
+      if (!(y in med) || med[y] <= 0) continue
+      line = ""
+      j = dt[1] " java " dt[2]; if (j in med) line = line sprintf("  Java YCSB / ycsbctl %.2fx", med[j] / med[y])
+      l = dt[1] " latte " dt[2]; if (l in med && med[l] > 0) line = line sprintf("  ycsbctl / latte %.2fx", med[y] / med[l])
+      if (line != "") printf "cpu/op ratio, %s at %d threads:%s\n", lab[dt[1]], dt[2], line
+    }
+  }'

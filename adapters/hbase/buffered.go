@@ -11,14 +11,18 @@ import (
 	"github.com/ycsbctl/ycsbctl/adapters"
 )
 
-// ForWorker implements adapters.Threader. With clientbuffering=true every
-// client thread gets its own write buffer, as every YCSB thread has its own
-// BufferedMutator; otherwise all threads share the DB.
+// ForWorker implements adapters.Threader: every client thread gets its
+// own reused calls (worker.go) and, with clientbuffering=true, its own
+// write buffer, as every YCSB thread has its own BufferedMutator.
 func (d *DB) ForWorker(_ context.Context, _, _ int) (adapters.DB, error) {
-	if !d.buffering {
-		return d, nil
+	w := &worker{DB: d}
+	if d.rpc != nil {
+		w = d.newWorker()
 	}
-	return &bufferedWorker{DB: d, seen: map[string]int{}}, nil
+	if !d.buffering {
+		return w, nil
+	}
+	return &bufferedWorker{worker: w, seen: map[string]int{}}, nil
 }
 
 // bufferedWorker is one thread's handle with YCSB's BufferedMutator
@@ -29,7 +33,7 @@ func (d *DB) ForWorker(_ context.Context, _, _ int) (adapters.DB, error) {
 // and scans go to the server directly and do not see buffered writes,
 // as in YCSB. Used by one goroutine only.
 type bufferedWorker struct {
-	*DB
+	*worker
 	pending []mutation
 	bytes   int64
 	// seen and wave place repeated writes of one row in later waves of a

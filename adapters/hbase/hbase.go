@@ -154,7 +154,10 @@ func init() {
 // DB is the HBase binding; safe for concurrent use (gohbase multiplexes all
 // calls over one connection per RegionServer).
 type DB struct {
-	client     gohbase.Client
+	client gohbase.Client
+	// rpc sends the workers' own calls (worker.go); nil if the client
+	// cannot, and then workers share the DB.
+	rpc        gohbase.RPCClient
 	quorum     string
 	znode      string
 	opts       []gohbase.Option
@@ -315,6 +318,7 @@ func open(ctx context.Context, p *properties.Properties) (adapters.DB, error) {
 		gohbase.ZookeeperTimeout(max(d.timeout, 5*time.Second)),
 	}
 	d.client = gohbase.NewClient(d.quorum, d.opts...)
+	d.rpc, _ = d.client.(gohbase.RPCClient)
 
 	// gohbase connects lazily; Open must fail on an unreachable cluster, so
 	// locate hbase:meta now (ZooKeeper, then the RegionServer holding meta).
@@ -375,7 +379,9 @@ func (d *DB) Read(ctx context.Context, table string, key []byte, fields []string
 	if len(res.Cells) == 0 {
 		return adapters.NotFound
 	}
-	d.addCells(into, res.Cells, fields)
+	for _, c := range res.Cells {
+		d.addCell(into, c.Qualifier, c.Value, fields)
+	}
 	return adapters.OK
 }
 
@@ -387,26 +393,26 @@ func (d *DB) families(fields []string) map[string][]string {
 	return map[string][]string{d.family: fields}
 }
 
-// addCells appends the cells of one row to rec, naming each field with the
-// caller's string when fields were given and an interned copy otherwise.
-func (d *DB) addCells(rec *adapters.Record, cells []*hrpc.Cell, fields []string) {
-	for _, c := range cells {
-		name := ""
-		if fields != nil {
-			for _, f := range fields {
-				if f == string(c.Qualifier) {
-					name = f
-					break
-				}
+// addCell appends one cell of a row to rec, as YCSB's binding does (the
+// qualifier names the field, the value is copied), naming the field with
+// the caller's string when fields were given (and skipping cells not
+// asked for) and with an interned copy otherwise.
+func (d *DB) addCell(rec *adapters.Record, qualifier, value []byte, fields []string) {
+	name := ""
+	if fields != nil {
+		for _, f := range fields {
+			if f == string(qualifier) {
+				name = f
+				break
 			}
-			if name == "" {
-				continue
-			}
-		} else {
-			name = d.names.intern(c.Qualifier)
 		}
-		rec.Add(name, c.Value)
+		if name == "" {
+			return
+		}
+	} else {
+		name = d.names.intern(qualifier)
 	}
+	rec.Add(name, value)
 }
 
 // Scan implements adapters.DB: up to count rows from startKey in key
@@ -453,7 +459,9 @@ func (d *DB) Scan(ctx context.Context, table string, startKey []byte, count int,
 			continue
 		}
 		rec := into.Next(res.Cells[0].Row)
-		d.addCells(rec, res.Cells, fields)
+		for _, c := range res.Cells {
+			d.addCell(rec, c.Qualifier, c.Value, fields)
+		}
 	}
 	return adapters.OK
 }

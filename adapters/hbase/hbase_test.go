@@ -108,8 +108,37 @@ func TestBufferedWorkerBuffers(t *testing.T) {
 	if w.bytes != w.pending[0].size*3+w.pending[3].size || w.pending[0].size < 100 {
 		t.Errorf("bytes %d sizes %d %d", w.bytes, w.pending[0].size, w.pending[3].size)
 	}
-	if h, _ := (&DB{}).ForWorker(context.Background(), 0, 1); h.(*DB) == nil {
-		t.Error("without clientbuffering the DB is shared")
+}
+
+// closeCounter is a gohbase client that only counts Close calls.
+type closeCounter struct {
+	gohbase.Client
+	closed int
+}
+
+func (c *closeCounter) Close() { c.closed++ }
+
+// TestWorkerCloseKeepsTheClient: a worker handle (with or without
+// clientbuffering) is closed at each thread's cleanup; the client all
+// workers share must stay open until the DB is closed.
+func TestWorkerCloseKeepsTheClient(t *testing.T) {
+	for _, buffering := range []bool{false, true} {
+		c := &closeCounter{}
+		d := &DB{client: c, buffering: buffering, table: "usertable", tableBytes: []byte("usertable"), family: "family"}
+		h, err := d.ForWorker(context.Background(), 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h == adapters.DB(d) {
+			t.Fatal("a worker shares the DB instead of its own handle")
+		}
+		if err := h.(adapters.Closer).Close(); err != nil || c.closed != 0 {
+			t.Fatalf("buffering=%v: worker Close: %v, client closed %d times", buffering, err, c.closed)
+		}
+		_ = d.Close()
+		if c.closed != 1 {
+			t.Fatalf("buffering=%v: DB Close closed the client %d times", buffering, c.closed)
+		}
 	}
 }
 
@@ -175,5 +204,40 @@ func TestBufferedFlushFailureIsReported(t *testing.T) {
 	}
 	if n := d.FailedBufferedWrites(); n != 4 {
 		t.Fatalf("failed buffered writes %d, want 4", n)
+	}
+}
+
+// TestWorkerFailedCallIsNotReused sends a worker's reads and writes to a
+// cluster that does not exist: each fails within its timeout, and the
+// worker puts new calls in place of the ones gohbase may still hold (a late answer must not land in a call that is
+// carrying the next operation).
+func TestWorkerFailedCallIsNotReused(t *testing.T) {
+	timeout := 300 * time.Millisecond
+	c := gohbase.NewClient("127.0.0.1:1", gohbase.ZookeeperTimeout(timeout), gohbase.RegionLookupTimeout(timeout))
+	defer c.Close()
+	d := &DB{client: c, rpc: c.(gohbase.RPCClient), family: "family", familyBytes: []byte("family"),
+		table: "usertable", tableBytes: []byte("usertable"), timeout: timeout}
+	h, err := d.ForWorker(context.Background(), 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := h.(*worker)
+	var rec adapters.Record
+	for i := 0; i < 2; i++ {
+		get, put := w.get, w.put
+		t0 := time.Now()
+		if st := w.Read(context.Background(), "usertable", []byte("user1"), nil, &rec); st.IsOK() {
+			t.Fatalf("read from no cluster: %v", st)
+		}
+		if st := w.Update(context.Background(), "usertable", []byte("user1"), []adapters.Field{{Name: "field0", Value: []byte("v")}}); st.IsOK() {
+			t.Fatalf("update on no cluster: %v", st)
+		}
+		// Generous: two operations of 300 ms each on a loaded machine.
+		if el := time.Since(t0); el > 20*time.Second {
+			t.Fatalf("two failed operations took %s with a %s timeout", el, timeout)
+		}
+		if w.get == get || w.put == put || w.get == nil || w.put == nil {
+			t.Fatalf("round %d: failed calls kept (get %p -> %p, put %p -> %p)", i, get, w.get, put, w.put)
+		}
 	}
 }

@@ -164,7 +164,7 @@ func writeIntervals(dir string, r *Run, rd *spool.Reader, total *measurement.Int
 				if err != nil {
 					return nil, err
 				}
-				if err := lw.WriteEncoded(Tag(measurement.Series(sr), -1), merged.StartNs, merged.EndNs, h.Max(), b); err != nil {
+				if err := lw.WriteEncoded(Tag(measurement.Series(sr), -1), merged.StartNs, merged.EndNs, measurement.Max(h), b); err != nil {
 					return nil, err
 				}
 			}

@@ -264,9 +264,10 @@ func Stats(name string, h *hdrhistogram.Histogram) SeriesStats {
 	if h == nil || h.TotalCount() == 0 {
 		return SeriesStats{Series: name}
 	}
-	v := h.ValueAtPercentilesSlice([]float64{50, 95, 99, 99.9})
-	return SeriesStats{Series: name, Count: h.TotalCount(), MeanUs: h.Mean() / 1000, MinUs: h.Min() / 1000,
-		P50Us: v[0] / 1000, P95Us: v[1] / 1000, P99Us: v[2] / 1000, P999Us: v[3] / 1000, MaxUs: h.Max() / 1000}
+	d := measurement.DigestOf(h, 50, 95, 99, 99.9)
+	v := d.Values
+	return SeriesStats{Series: name, Count: d.Count, MeanUs: d.Mean / 1000, MinUs: d.Min / 1000,
+		P50Us: v[0] / 1000, P95Us: v[1] / 1000, P99Us: v[2] / 1000, P999Us: v[3] / 1000, MaxUs: d.Max / 1000}
 }
 
 // IntervalStats returns the statistics of every non-empty series of iv, in

@@ -135,7 +135,7 @@ func ReadHistograms(r io.Reader, withAgents bool) (*Histograms, error) {
 		if m[s] == nil {
 			m[s] = measurement.NewHistogram()
 		}
-		m[s].Merge(h)
+		measurement.Merge(m[s], h)
 	}
 	err := ScanHlog(r, func(l *HlogLine) error {
 		if !l.Known {

@@ -47,7 +47,7 @@ func (iv *Interval) Add(o *Interval) {
 		if iv.Hist[s] == nil {
 			iv.Hist[s] = NewHistogram()
 		}
-		iv.Hist[s].Merge(h)
+		Merge(iv.Hist[s], h)
 	}
 	for op := range o.Returns {
 		for st, n := range o.Returns[op] {
@@ -76,7 +76,7 @@ func (iv *Interval) Clone() *Interval {
 	for s, h := range iv.Hist {
 		if h != nil && h.TotalCount() > 0 {
 			c.Hist[s] = NewHistogram()
-			c.Hist[s].Merge(h)
+			Merge(c.Hist[s], h)
 		}
 	}
 	return c

@@ -266,7 +266,7 @@ func (r *Recorder) Drain(iv *Interval) {
 		if iv.Hist[s] == nil {
 			iv.Hist[s] = NewHistogram()
 		}
-		iv.Hist[s].Merge(h)
+		Merge(iv.Hist[s], h)
 		h.Reset()
 	}
 	for op := range full.returns {

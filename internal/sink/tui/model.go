@@ -482,7 +482,7 @@ func opTable(title string, iv *measurement.Interval, secs float64) []string {
 				for i, v := range vals {
 					row.WriteString(cell(fmtLatency(v), 3+i))
 				}
-				row.WriteString(cell(fmtLatency(ok.Max()), 7))
+				row.WriteString(cell(fmtLatency(measurement.Max(ok)), 7))
 			} else {
 				for i := 3; i <= 7; i++ {
 					row.WriteString(cell("-", i))

@@ -73,24 +73,22 @@ func StatusLineFormat(label string, now time.Time, p run.Progress, iv, cum *meas
 
 // hdrStatus is YCSB's HdrHistogram status block.
 func hdrStatus(b *strings.Builder, name string, h *hdrhistogram.Histogram) {
+	d := measurement.DigestOf(h, 50, 90, 99, 99.9, 99.99)
 	b.WriteString("[")
 	b.WriteString(name)
 	b.WriteString(": Count=")
-	b.WriteString(strconv.FormatInt(h.TotalCount(), 10))
+	b.WriteString(strconv.FormatInt(d.Count, 10))
 	b.WriteString(", Max=")
-	b.WriteString(strconv.FormatInt(nsToUs(h.Max()), 10))
+	b.WriteString(strconv.FormatInt(nsToUs(d.Max), 10))
 	b.WriteString(", Min=")
-	b.WriteString(strconv.FormatInt(nsToUs(h.Min()), 10))
+	b.WriteString(strconv.FormatInt(nsToUs(d.Min), 10))
 	b.WriteString(", Avg=")
-	b.WriteString(decimalFormat2(h.Mean() / 1000))
-	for _, q := range []struct {
-		name string
-		p    float64
-	}{{"50", 50}, {"90", 90}, {"99", 99}, {"99.9", 99.9}, {"99.99", 99.99}} {
+	b.WriteString(decimalFormat2(d.Mean / 1000))
+	for i, q := range []string{"50", "90", "99", "99.9", "99.99"} {
 		b.WriteString(", ")
-		b.WriteString(q.name)
+		b.WriteString(q)
 		b.WriteByte('=')
-		b.WriteString(strconv.FormatInt(nsToUs(h.ValueAtPercentile(q.p)), 10))
+		b.WriteString(strconv.FormatInt(nsToUs(d.Values[i]), 10))
 	}
 	b.WriteString("]")
 }

@@ -147,15 +147,17 @@ func opLines(name string, h *hdrhistogram.Histogram, s *Summary) []Line {
 		}
 		return out
 	}
-	out = append(out,
-		Line{name, "AverageLatency(us)", h.Mean() / 1000},
-		Line{name, "MinLatency(us)", nsToUs(h.Min())},
-		Line{name, "MaxLatency(us)", nsToUs(h.Max())})
-	if s.Timeseries != nil {
-		return out
+	var ps []float64
+	if s.Timeseries == nil {
+		ps = s.Percentiles
 	}
-	for _, p := range s.Percentiles {
-		out = append(out, Line{name, Ordinal(p) + "PercentileLatency(us)", nsToUs(h.ValueAtPercentile(p))})
+	d := measurement.DigestOf(h, ps...)
+	out = append(out,
+		Line{name, "AverageLatency(us)", d.Mean / 1000},
+		Line{name, "MinLatency(us)", nsToUs(d.Min)},
+		Line{name, "MaxLatency(us)", nsToUs(d.Max)})
+	for i, p := range ps {
+		out = append(out, Line{name, Ordinal(p) + "PercentileLatency(us)", nsToUs(d.Values[i])})
 	}
 	return out
 }
@@ -198,7 +200,7 @@ func timeseriesLines(name string, sr measurement.Series, s *Summary) []Line {
 			continue
 		}
 		off := (iv.StartNs - s.Total.StartNs) / 1e6
-		out = append(out, Line{name, strconv.FormatInt(off, 10), h.Mean() / 1000})
+		out = append(out, Line{name, strconv.FormatInt(off, 10), measurement.DigestOf(h).Mean / 1000})
 	}
 	return out
 }
