@@ -120,6 +120,24 @@ func (iv *Interval) ReturnTotal(op Op) int64 {
 	return n
 }
 
+// Failures counts calls by their return codes: failed are those that did
+// not succeed, all every call; calls cancelled by an abort are neither
+// (the operator cut them short, the database did not fail them).
+func (iv *Interval) Failures() (failed, all int64) {
+	for op := range iv.Returns {
+		for st, n := range iv.Returns[op] {
+			if adapters.Status(st) == adapters.Cancelled {
+				continue
+			}
+			all += n
+			if !adapters.Status(st).IsOK() {
+				failed += n
+			}
+		}
+	}
+	return failed, all
+}
+
 // Errors returns the number of non-OK returns over all operations.
 func (iv *Interval) Errors() int64 {
 	var n int64

@@ -73,18 +73,12 @@ func reportFailures(total, first *measurement.Interval) failureReport {
 		name string
 		n    int64
 	}
+	r.failed, r.all = total.Failures()
 	var kinds []kind
 	for op := range total.Returns {
 		for st, n := range total.Returns[op] {
-			if adapters.Status(st) == adapters.Cancelled {
-				// Cut short by the operator's abort: neither a success
-				// nor a failure of the database.
-				continue
-			}
-			r.all += n
-			if n > 0 && !adapters.Status(st).IsOK() {
-				r.failed += n
-				kinds = append(kinds, kind{measurement.Op(op).String() + " " + adapters.Status(st).String(), n})
+			if s := adapters.Status(st); n > 0 && !s.IsOK() && s != adapters.Cancelled {
+				kinds = append(kinds, kind{measurement.Op(op).String() + " " + s.String(), n})
 			}
 		}
 	}

@@ -1,0 +1,119 @@
+package capacity
+
+import (
+	"sort"
+	"sync"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/run"
+)
+
+// CurvePercentiles are the percentiles every probe records per operation,
+// intended and service time: the curve's lines. The objectives'
+// percentiles are added to them.
+var CurvePercentiles = []float64{50, 95, 99, 99.9}
+
+// Collector is a run sink that keeps what the search judges of a probe:
+// every measured interval's throughput and objective values, and the
+// percentiles of the whole probe. It is fed by the run's session, once
+// per interval, on one goroutine; Measured may be called from another.
+type Collector struct {
+	objectives  []Objective
+	percentiles []float64
+
+	mu     sync.Mutex
+	points []Point
+	total  *measurement.Interval
+}
+
+// NewCollector returns a collector for a search with these objectives.
+func NewCollector(objs []Objective) *Collector {
+	ps := append([]float64(nil), CurvePercentiles...)
+	for _, o := range objs {
+		found := false
+		for _, p := range ps {
+			found = found || p == o.Percentile
+		}
+		if !found {
+			ps = append(ps, o.Percentile)
+		}
+	}
+	sort.Float64s(ps)
+	return &Collector{objectives: objs, percentiles: ps}
+}
+
+// OnInterval implements run.Sink. Warm-up intervals are not measured.
+func (c *Collector) OnInterval(u *run.Update) {
+	if u.Progress.Warmup || u.Interval == nil {
+		return
+	}
+	iv := u.Interval
+	p := Point{StartUnixNs: iv.StartNs, EndUnixNs: iv.EndNs, Operations: iv.Ops,
+		OpsPerSec:  run.Span{StartNs: iv.StartNs, EndNs: iv.EndNs, Ops: iv.Ops}.Rate(),
+		Objectives: make([]float64, len(c.objectives))}
+	for k, o := range c.objectives {
+		if h := iv.Hist[measurement.SeriesOf(o.Op, measurement.Intended, false)]; h != nil && h.TotalCount() > 0 {
+			p.Objectives[k] = micros(h.ValueAtPercentile(o.Percentile))
+		}
+	}
+	c.mu.Lock()
+	c.points = append(c.points, p)
+	if u.Cumulative != nil {
+		c.total = u.Cumulative
+	}
+	c.mu.Unlock()
+}
+
+// Measured returns what the probe measured so far.
+func (c *Collector) Measured(target float64) *Measured {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := &Measured{Target: target, Intervals: append([]Point(nil), c.points...)}
+	t := c.total
+	if t == nil {
+		return m
+	}
+	m.Operations = t.Ops
+	m.Failed, m.Calls = t.Failures()
+	if t.EndNs > t.StartNs {
+		m.RunTimeMs = float64(t.EndNs-t.StartNs) / 1e6
+		m.Achieved = float64(t.Ops) / (float64(t.EndNs-t.StartNs) / 1e9)
+	}
+	for op := measurement.Op(0); op < measurement.NumOps; op++ {
+		if op == measurement.Cleanup {
+			// Each worker's disconnect, not a call of the workload.
+			continue
+		}
+		in := t.Hist[measurement.SeriesOf(op, measurement.Intended, false)]
+		sv := t.Hist[measurement.SeriesOf(op, measurement.Service, false)]
+		if count(in) == 0 && count(sv) == 0 {
+			continue
+		}
+		m.Latency = append(m.Latency, OpLatency{Op: op.String(), Count: max(count(in), count(sv)),
+			Intended: c.quantiles(in), Service: c.quantiles(sv)})
+	}
+	return m
+}
+
+func (c *Collector) quantiles(h *hdrhistogram.Histogram) map[string]float64 {
+	if count(h) == 0 {
+		return nil
+	}
+	vs := h.ValueAtPercentilesSlice(c.percentiles)
+	out := make(map[string]float64, len(vs))
+	for i, p := range c.percentiles {
+		out[PercentileKey(p)] = micros(vs[i])
+	}
+	return out
+}
+
+func count(h *hdrhistogram.Histogram) int64 {
+	if h == nil {
+		return 0
+	}
+	return h.TotalCount()
+}
+
+func micros(ns int64) float64 { return float64(ns) / 1e3 }

@@ -1,0 +1,294 @@
+package capacity
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Measured is what one probe measured, as a Prober hands it over.
+type Measured struct {
+	// Target is the probe's target and Achieved the throughput over its
+	// measured window (warm-up excluded), in operations per second.
+	Target   float64 `json:"target_ops_per_sec"`
+	Achieved float64 `json:"achieved_ops_per_sec"`
+	// Operations counts measured transactions; Calls the return codes of
+	// every call and Failed those that were not OK (calls cancelled by an
+	// abort are neither).
+	Operations int64 `json:"operations"`
+	Calls      int64 `json:"calls"`
+	Failed     int64 `json:"failed"`
+	// RunTime is the measured window.
+	RunTimeMs float64 `json:"runtime_ms"`
+	// Latency holds, per operation, the intended and service-time
+	// percentiles over the whole probe: the points of the curve.
+	Latency []OpLatency `json:"latency"`
+	// Intervals are the probe's measured intervals, for the steadiness
+	// check and the record.
+	Intervals []Point `json:"intervals"`
+	// Bundle is the probe's run bundle, relative to the capacity bundle
+	// (empty when the search writes none).
+	Bundle string `json:"bundle,omitempty"`
+}
+
+// OpLatency is one operation's latency percentiles, in microseconds,
+// keyed by PercentileKey ("p99").
+type OpLatency struct {
+	Op       string             `json:"op"`
+	Count    int64              `json:"count"`
+	Intended map[string]float64 `json:"intended_us"`
+	Service  map[string]float64 `json:"service_us"`
+}
+
+// Point is one measured interval: its throughput and, for each objective
+// in order, the interval's own value of the objective's percentile (µs;
+// 0 when the operation had no call in the interval).
+type Point struct {
+	StartUnixNs int64     `json:"start_unix_ns"`
+	EndUnixNs   int64     `json:"end_unix_ns"`
+	Operations  int64     `json:"operations"`
+	OpsPerSec   float64   `json:"ops_per_sec"`
+	Objectives  []float64 `json:"objectives_us"`
+}
+
+// ErrorRate is the share of calls that failed.
+func (m *Measured) ErrorRate() float64 {
+	if m.Calls == 0 {
+		return 0
+	}
+	return float64(m.Failed) / float64(m.Calls)
+}
+
+// Op returns the latency of operation name, or nil.
+func (m *Measured) Op(name string) *OpLatency {
+	for i := range m.Latency {
+		if m.Latency[i].Op == name {
+			return &m.Latency[i]
+		}
+	}
+	return nil
+}
+
+// Value returns the objective's intended-time value over the probe (µs)
+// and whether the operation was measured at all.
+func (m *Measured) Value(o Objective) (float64, bool) {
+	l := m.Op(o.Op.String())
+	if l == nil || l.Count == 0 {
+		return 0, false
+	}
+	v, ok := l.Intended[o.Key()]
+	return v, ok
+}
+
+// Verdict is what a probe's measurements say about its target.
+type Verdict string
+
+// Verdicts. A probe the operator stopped or that could not run is not
+// judged.
+const (
+	Pass    Verdict = "pass"
+	Fail    Verdict = "fail"
+	Stopped Verdict = "stopped"
+)
+
+// Probe is one probe as the search judged it and capacity.json records it.
+type Probe struct {
+	N int `json:"n"`
+	// Repeat marks the repeat of an unsteady probe at the same target.
+	Repeat bool `json:"repeat,omitempty"`
+	Measured
+	Verdict Verdict `json:"verdict"`
+	// Reasons say why a probe failed, one line each.
+	Reasons []string `json:"reasons,omitempty"`
+	// Saturated says the database fell short of the target: the
+	// target is above what it can do at all.
+	Saturated bool `json:"saturated,omitempty"`
+	// Steady is false when the last intervals' throughput or objective
+	// latencies trend; Unsteady says how.
+	Steady   bool   `json:"steady"`
+	Unsteady string `json:"unsteady,omitempty"`
+}
+
+// Rules of a probe's verdict.
+const (
+	// MinAchieved is the share of its target a probe must achieve: below
+	// it the database is saturated (it cannot keep the pace at all).
+	MinAchieved = 0.97
+	// steadyWindow is how many of the last full intervals the
+	// steadiness check fits; minSteadyPoints how many it needs to judge.
+	steadyWindow    = 10
+	minSteadyPoints = 3
+	// throughputTrend is the largest change of throughput across the
+	// window (the fitted line's rise, relative to the mean) that still
+	// counts as steady.
+	throughputTrend = 0.10
+	// latencyTrend is the same for an objective's latency, relative to
+	// its mean; changes smaller than latencyTrendOfBound of the
+	// objective's bound never count, so that jitter far below the bound
+	// does not make a probe unsteady.
+	latencyTrend        = 0.25
+	latencyTrendOfBound = 0.10
+)
+
+// judge decides a probe's verdict from its measurements. Steadiness is
+// decided by the caller (an unsteady probe may be repeated), so an
+// unsteady probe fails here only when final says its repeat is spent.
+func judge(m *Measured, s *Settings, final bool) Probe {
+	p := Probe{Measured: *m, Verdict: Pass}
+	p.Steady, p.Unsteady = steady(m.Intervals, s.Objectives)
+	fail := func(format string, a ...any) {
+		p.Verdict = Fail
+		p.Reasons = append(p.Reasons, fmt.Sprintf(format, a...))
+	}
+	if m.Operations == 0 {
+		fail("nothing was measured")
+		return p
+	}
+	if m.Achieved < MinAchieved*m.Target {
+		p.Saturated = true
+		fail("achieved %s ops/s, below %g%% of the target %s ops/s: the database is saturated", FormatRate(m.Achieved), 100*MinAchieved, FormatRate(m.Target))
+	}
+	for _, o := range s.Objectives {
+		v, ok := m.Value(o)
+		switch {
+		case !ok:
+			fail("%s: no %s was measured", o, o.Op)
+		case v > float64(o.Bound.Nanoseconds())/1e3:
+			fail("%s: intended %s %s", o, o.Key(), FormatMicros(v))
+		}
+	}
+	if r := m.ErrorRate(); r > s.MaxErrorRate {
+		fail("error rate %s above %s (%d of %d calls failed)", FormatShare(r), FormatShare(s.MaxErrorRate), m.Failed, m.Calls)
+	}
+	if !p.Steady && final {
+		fail("not steady: %s", p.Unsteady)
+	}
+	return p
+}
+
+// steady reports whether the last full intervals' throughput and
+// objective latencies hold level: a least-squares line through each is
+// fitted, and its rise across the window compared with the mean. A
+// trailing interval cut short by the end of the run is left out; with
+// fewer than minSteadyPoints intervals there is nothing to judge.
+func steady(points []Point, objs []Objective) (bool, string) {
+	pts := fullIntervals(points)
+	if len(pts) > steadyWindow {
+		pts = pts[len(pts)-steadyWindow:]
+	}
+	if len(pts) < minSteadyPoints {
+		return true, ""
+	}
+	rates := make([]float64, len(pts))
+	for i, p := range pts {
+		rates[i] = p.OpsPerSec
+	}
+	if rise, mean := trend(rates); math.Abs(rise) > throughputTrend*mean {
+		return false, fmt.Sprintf("throughput %s by %s ops/s over the last %d intervals (mean %s ops/s)", direction(rise), FormatRate(math.Abs(rise)), len(pts), FormatRate(mean))
+	}
+	for k, o := range objs {
+		var vals []float64
+		for _, p := range pts {
+			if k < len(p.Objectives) && p.Objectives[k] > 0 {
+				vals = append(vals, p.Objectives[k])
+			}
+		}
+		if len(vals) < minSteadyPoints {
+			continue
+		}
+		rise, mean := trend(vals)
+		floor := latencyTrendOfBound * float64(o.Bound.Nanoseconds()) / 1e3
+		if math.Abs(rise) > max(latencyTrend*mean, floor) {
+			return false, fmt.Sprintf("%s %s %s by %s over the last %d intervals (mean %s)", o.Op, o.Key(), direction(rise), FormatMicros(math.Abs(rise)), len(vals), FormatMicros(mean))
+		}
+	}
+	return true, ""
+}
+
+func direction(rise float64) string {
+	if rise < 0 {
+		return "falls"
+	}
+	return "rises"
+}
+
+// fullIntervals drops a trailing interval much shorter than the one
+// before it: the end of the run cut it short, and its few operations
+// would read as a collapse.
+func fullIntervals(points []Point) []Point {
+	n := len(points)
+	if n >= 2 {
+		last, prev := points[n-1], points[n-2]
+		if float64(last.EndUnixNs-last.StartUnixNs) < 0.9*float64(prev.EndUnixNs-prev.StartUnixNs) {
+			return points[:n-1]
+		}
+	}
+	return points
+}
+
+// trend fits y = a + b·i by least squares and returns the line's rise
+// across the points, b·(n−1), and the mean of y.
+func trend(y []float64) (rise, mean float64) {
+	n := float64(len(y))
+	var sx, sy, sxx, sxy float64
+	for i, v := range y {
+		x := float64(i)
+		sx += x
+		sy += v
+		sxx += x * x
+		sxy += x * v
+	}
+	mean = sy / n
+	den := n*sxx - sx*sx
+	if den == 0 {
+		return 0, mean
+	}
+	b := (n*sxy - sx*sy) / den
+	return b * (n - 1), mean
+}
+
+// FormatRate writes an operations-per-second figure for people: whole
+// numbers from 100 up, three significant digits below.
+func FormatRate(v float64) string {
+	if math.Abs(v) >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3g", v), "0"), ".")
+}
+
+// FormatMicros writes a latency in microseconds in the unit that suits
+// it (850µs, 12.3ms, 1.52s).
+func FormatMicros(us float64) string {
+	d := time.Duration(us * 1e3)
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.3gs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.3gms", us/1e3)
+	default:
+		return fmt.Sprintf("%.3gµs", us)
+	}
+}
+
+// FormatShare writes a share as a percentage (0.1%).
+func FormatShare(v float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.4f", 100*v), "0"), ".") + "%"
+}
+
+// sortedKeys lists a latency table's percentile keys by percentile.
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keyPercentile(keys[i]) < keyPercentile(keys[j]) })
+	return keys
+}
+
+func keyPercentile(k string) float64 {
+	var p float64
+	_, _ = fmt.Sscanf(strings.TrimPrefix(k, "p"), "%g", &p)
+	return p
+}

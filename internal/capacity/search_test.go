@@ -1,0 +1,252 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ycsbctl/ycsbctl/internal/measurement"
+)
+
+// model is a synthetic database whose capacity is known: it serves up to
+// knee operations per second, each call taking base; below the knee the
+// intended-time p99 grows as base/(1−ρ) with the utilisation ρ (a queue),
+// at or above it the queue grows without bound and the database achieves
+// only the knee. An objective p99 <= B therefore holds exactly up to
+// knee·(1 − base/B).
+type model struct {
+	knee float64
+	base time.Duration
+	// errors is the share of failed calls at every target.
+	errors float64
+	// unsteady makes the first probe at each listed target trend (its
+	// latency rises over the probe); always makes every probe trend.
+	unsteady map[float64]bool
+	always   bool
+	// failAt makes the probe with this number return an error.
+	failAt int
+	plans  []Plan
+}
+
+func (m *model) Probe(_ context.Context, plan Plan) (*Measured, error) {
+	m.plans = append(m.plans, plan)
+	if plan.N == m.failAt {
+		return &Measured{Target: plan.Target}, errors.New("run stopped by operator")
+	}
+	rho := plan.Target / m.knee
+	achieved := min(plan.Target, m.knee)
+	p99 := 3600e6 // an hour: the queue grows without bound
+	if rho < 1 {
+		p99 = float64(m.base.Microseconds()) / (1 - rho)
+	}
+	service := float64(m.base.Microseconds())
+	calls := int64(achieved * 60)
+	out := &Measured{Target: plan.Target, Achieved: achieved, Operations: calls, Calls: calls,
+		Failed: int64(math.Ceil(m.errors * float64(calls))), RunTimeMs: 60e3,
+		Latency: []OpLatency{{Op: "READ", Count: calls,
+			Intended: map[string]float64{"p50": p99 / 2, "p99": p99},
+			Service:  map[string]float64{"p50": service / 2, "p99": service}}}}
+	trend := m.always || (m.unsteady[plan.Target] && !plan.Repeat)
+	for i := range 6 {
+		v := p99
+		if trend {
+			v = p99 * float64(1+i)
+		}
+		start := int64(i) * 10e9
+		out.Intervals = append(out.Intervals, Point{StartUnixNs: start, EndUnixNs: start + 10e9, Operations: int64(achieved * 10),
+			OpsPerSec: achieved, Objectives: []float64{v}})
+	}
+	return out, nil
+}
+
+func settings(bound time.Duration) Settings {
+	return Settings{Objectives: []Objective{{Op: measurement.Read, Percentile: 99, Bound: bound}},
+		MaxErrorRate: DefaultMaxErrorRate, Precision: DefaultPrecision, Start: DefaultStart, Max: DefaultMax,
+		MaxProbes: DefaultMaxProbes, Probe: time.Minute, Warmup: 10 * time.Second}
+}
+
+// TestSearchFindsTheKnown gives the search databases whose capacity at
+// the objective is known, from several starting targets, and checks that
+// the answer is within the precision below it and that the search
+// converged within its budget.
+func TestSearchFindsTheKnown(t *testing.T) {
+	for _, tc := range []struct {
+		knee, start float64
+		base, bound time.Duration
+	}{
+		{knee: 2000, start: 1000, base: time.Millisecond, bound: 10 * time.Millisecond},
+		{knee: 2000, start: 100, base: time.Millisecond, bound: 50 * time.Millisecond},
+		{knee: 2000, start: 50000, base: time.Millisecond, bound: 10 * time.Millisecond},
+		{knee: 137000, start: 1000, base: 2 * time.Millisecond, bound: 5 * time.Millisecond},
+		{knee: 3.5, start: 1000, base: 10 * time.Millisecond, bound: time.Second},
+	} {
+		t.Run(fmt.Sprintf("knee %g start %g", tc.knee, tc.start), func(t *testing.T) {
+			m := &model{knee: tc.knee, base: tc.base}
+			s := settings(tc.bound)
+			s.Start = tc.start
+			probes, a, err := (&Search{Settings: s, Prober: m}).Run(context.Background())
+			require.NoError(t, err)
+			want := tc.knee * (1 - float64(tc.base)/float64(tc.bound))
+			require.True(t, a.Found, "%+v", a)
+			assert.Equal(t, EndConverged, a.Ended)
+			assert.True(t, a.Converged)
+			assert.LessOrEqual(t, a.Capacity, want, "the answer passed, so it is at most the capacity")
+			assert.GreaterOrEqual(t, a.Capacity, want*(1-s.Precision), "within the precision below the capacity (%d probes)", len(probes))
+			assert.LessOrEqual(t, len(probes), s.MaxProbes)
+			assert.Equal(t, Pass, probes[a.Probe-1].Verdict)
+			assert.Equal(t, a.Capacity, probes[a.Probe-1].Target)
+		})
+	}
+}
+
+// TestTighterObjectiveLowerAnswer: a tighter objective on the same
+// database gives a lower capacity.
+func TestTighterObjectiveLowerAnswer(t *testing.T) {
+	var got []float64
+	for _, bound := range []time.Duration{50 * time.Millisecond, 5 * time.Millisecond, 2 * time.Millisecond} {
+		_, a, err := (&Search{Settings: settings(bound), Prober: &model{knee: 5000, base: time.Millisecond}}).Run(context.Background())
+		require.NoError(t, err)
+		require.True(t, a.Found)
+		got = append(got, a.Capacity)
+	}
+	assert.Greater(t, got[0], got[1])
+	assert.Greater(t, got[1], got[2])
+}
+
+func TestSearchEndings(t *testing.T) {
+	t.Run("max reached", func(t *testing.T) {
+		s := settings(time.Second)
+		s.Max = 8000
+		probes, a, err := (&Search{Settings: s, Prober: &model{knee: 1e9, base: time.Millisecond}}).Run(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, EndAtMax, a.Ended)
+		assert.Equal(t, 8000.0, a.Capacity)
+		var targets []float64
+		for _, p := range probes {
+			targets = append(targets, p.Target)
+		}
+		assert.Equal(t, []float64{1000, 2000, 4000, 8000}, targets, "doubling from --start, capped at --max")
+	})
+	t.Run("budget", func(t *testing.T) {
+		s := settings(10 * time.Millisecond)
+		s.MaxProbes = 4
+		probes, a, err := (&Search{Settings: s, Prober: &model{knee: 3000, base: time.Millisecond}}).Run(context.Background())
+		require.NoError(t, err)
+		assert.Len(t, probes, 4)
+		assert.Equal(t, EndBudget, a.Ended)
+		assert.False(t, a.Converged)
+		assert.True(t, a.Found, "the best passing target so far is still an answer")
+	})
+	t.Run("nothing passes", func(t *testing.T) {
+		s := settings(500 * time.Microsecond) // below the service time
+		s.MaxProbes = 100
+		probes, a, err := (&Search{Settings: s, Prober: &model{knee: 3000, base: time.Millisecond}}).Run(context.Background())
+		require.NoError(t, err)
+		assert.False(t, a.Found)
+		assert.Equal(t, EndNoPass, a.Ended)
+		last := probes[len(probes)-1].Target
+		assert.GreaterOrEqual(t, last, s.Start/floorDivisor, "the downward ramp stops at its floor")
+		assert.Less(t, last/Growth, s.Start/floorDivisor)
+	})
+	t.Run("errors fail a probe", func(t *testing.T) {
+		probes, a, err := (&Search{Settings: settings(time.Second), Prober: &model{knee: 3000, base: time.Millisecond, errors: 0.01}}).Run(context.Background())
+		require.NoError(t, err)
+		assert.False(t, a.Found)
+		assert.Contains(t, probes[0].Reasons[0], "error rate 1% above 0.1%")
+	})
+	t.Run("a probe that does not end", func(t *testing.T) {
+		m := &model{knee: 3000, base: time.Millisecond, failAt: 3}
+		var progress [][]Probe
+		probes, a, err := (&Search{Settings: settings(time.Second), Prober: m,
+			Progress: func(ps []Probe, _ Answer) { progress = append(progress, ps) }}).Run(context.Background())
+		require.Error(t, err)
+		assert.Equal(t, EndInterrupted, a.Ended)
+		require.Len(t, probes, 3)
+		assert.Equal(t, Stopped, probes[2].Verdict)
+		assert.Equal(t, 2000.0, a.Capacity, "what the probes before it found")
+		assert.Len(t, progress, 2, "progress after each judged probe")
+	})
+}
+
+// TestUnsteadyProbes: an unsteady probe is repeated once at the same
+// target; a repeat that is still unsteady fails; a saturated probe is
+// never repeated.
+func TestUnsteadyProbes(t *testing.T) {
+	m := &model{knee: 3000, base: time.Millisecond, unsteady: map[float64]bool{2000: true}}
+	probes, a, err := (&Search{Settings: settings(100 * time.Millisecond), Prober: m}).Run(context.Background())
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(probes), 3)
+	assert.False(t, probes[1].Steady)
+	assert.Contains(t, probes[1].Unsteady, "READ p99 rises")
+	assert.Equal(t, 2000.0, probes[2].Target)
+	assert.True(t, probes[2].Repeat)
+	assert.Equal(t, Pass, probes[2].Verdict, "the repeat was steady")
+	assert.True(t, a.Found)
+
+	always := &model{knee: 3000, base: time.Millisecond, always: true}
+	probes, a, err = (&Search{Settings: settings(20 * time.Millisecond), Prober: always}).Run(context.Background())
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(probes), 2)
+	assert.True(t, probes[1].Repeat)
+	assert.Equal(t, Fail, probes[1].Verdict)
+	assert.Contains(t, probes[1].Reasons[len(probes[1].Reasons)-1], "not steady")
+	assert.False(t, a.Found, "nothing steady ever passed")
+
+	saturated := &model{knee: 3000, base: time.Millisecond, unsteady: map[float64]bool{4000: true}}
+	probes, _, err = (&Search{Settings: settings(time.Second), Prober: saturated}).Run(context.Background())
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(probes), 4)
+	assert.Equal(t, 4000.0, probes[2].Target)
+	assert.True(t, probes[2].Saturated)
+	assert.False(t, probes[2].Steady)
+	assert.Equal(t, 3000.0, probes[3].Target, "a saturated probe fails whatever its trend: no repeat")
+}
+
+func TestSteady(t *testing.T) {
+	obj := []Objective{{Op: measurement.Read, Percentile: 99, Bound: 10 * time.Millisecond}}
+	pts := func(rates, lat []float64) []Point {
+		var out []Point
+		for i := range rates {
+			s := int64(i) * 1e9
+			out = append(out, Point{StartUnixNs: s, EndUnixNs: s + 1e9, OpsPerSec: rates[i], Objectives: []float64{lat[i]}})
+		}
+		return out
+	}
+	ok, _ := steady(pts([]float64{1000, 1010, 990, 1000, 1005}, []float64{2000, 2100, 1900, 2050, 2000}), obj)
+	assert.True(t, ok)
+	ok, why := steady(pts([]float64{1000, 950, 900, 850, 800}, []float64{2000, 2000, 2000, 2000, 2000}), obj)
+	assert.False(t, ok)
+	assert.Contains(t, why, "throughput falls")
+	// Jitter of a few hundred µs under a 10 ms bound is no trend.
+	ok, _ = steady(pts([]float64{1000, 1000, 1000, 1000, 1000}, []float64{500, 600, 700, 800, 900}), obj)
+	assert.True(t, ok)
+	ok, why = steady(pts([]float64{1000, 1000, 1000, 1000, 1000}, []float64{2000, 4000, 6000, 8000, 10000}), obj)
+	assert.False(t, ok)
+	assert.Contains(t, why, "READ p99 rises by 8ms")
+	// A trailing sliver is left out.
+	p := pts([]float64{1000, 1000, 1000, 1000}, []float64{2000, 2000, 2000, 2000})
+	p = append(p, Point{StartUnixNs: 4e9, EndUnixNs: 4e9 + 1e7, OpsPerSec: 10, Objectives: []float64{40000}})
+	ok, _ = steady(p, obj)
+	assert.True(t, ok)
+	// Too few intervals to judge.
+	ok, _ = steady(pts([]float64{1000, 500}, []float64{1, 2}), obj)
+	assert.True(t, ok)
+}
+
+func TestNextTargetBisects(t *testing.T) {
+	s := settings(time.Second)
+	next, end := nextTarget(Bracket{Pass: 2000, Fail: 4000}, &s, 1)
+	assert.Empty(t, end)
+	assert.Equal(t, 3000.0, next)
+	_, end = nextTarget(Bracket{Pass: 3900, Fail: 4000}, &s, 1)
+	assert.Equal(t, EndConverged, end)
+	next, _ = nextTarget(Bracket{Pass: 1.5, Fail: 2}, &s, 0.001)
+	assert.InDelta(t, 1.75, next, 1e-9, "fractional targets where whole ones do not fit")
+	assert.False(t, math.IsNaN(next))
+}
