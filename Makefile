@@ -51,7 +51,7 @@ cluster-test: build ## root only: 4 hosts (network namespaces, systemd, sshd), A
 	$(GO) test -count=1 -tags cluster -timeout 75m -v ./integration/cluster/ 2>&1 | tee .cluster-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:' ; exit $${PIPESTATUS[0]}
 
 bench: ## per-operation harness cost and end-to-end basic-DB throughput
-	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,16 ./internal/workload/ ./internal/generator/ ./internal/measurement/ ./adapters/cassandra/
+	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,16 ./internal/workload/ ./internal/generator/ ./internal/measurement/ ./adapters/cassandra/ ./internal/clock/
 	./scripts/bench-e2e.sh
 
 bench-dbs: ## ycsbctl beside Java YCSB on the real test servers (JAVA_YCSB_HOME: built Java YCSB for its adapters)
