@@ -78,7 +78,11 @@ func Open(_ context.Context, p *properties.Properties) (adapters.DB, error) {
 // ForWorker gives each worker a handle with its own random source for the
 // randomized delay, as YCSB gives each thread its own BasicDB.
 func (db *DB) ForWorker(_ context.Context, worker, _ int) (adapters.DB, error) {
-	return &workerDB{DB: db, rnd: generator.NewRand(uint64(time.Now().UnixNano()) + uint64(worker))}, nil
+	w := &workerDB{DB: db, rnd: generator.NewRand(uint64(time.Now().UnixNano()) + uint64(worker))}
+	if db.delay > 0 {
+		w.sleeper = clock.NewSleeper()
+	}
+	return w, nil
 }
 
 // Close flushes verbose output.
@@ -95,10 +99,14 @@ type workerDB struct {
 	*DB
 	rnd  *generator.Rand
 	line []byte
+	// sleeper keeps the simulated delay precise (nil: no delay, or a
+	// one-call handle, which sleeps less precisely).
+	sleeper *clock.Sleeper
 }
 
 // Close is the per-worker cleanup YCSB measures as CLEANUP.
 func (w *workerDB) Close() error {
+	_ = w.sleeper.Close()
 	if w.out != nil {
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -119,7 +127,7 @@ func (w *workerDB) sleep(ctx context.Context) {
 	// simulates a known service time: threads/delay is then the
 	// capacity a capacity search must find (a plain timer would add up
 	// to a millisecond to every call).
-	_ = clock.Sleep(ctx, d)
+	_ = w.sleeper.Sleep(ctx, d)
 }
 
 func (w *workerDB) emit() {

@@ -19,10 +19,20 @@ const (
 	FileIntervals = "intervals.csv"
 )
 
+// A capacity bundle (ycsbctl capacity --results) holds its record and one
+// run bundle per probe, in directories probe-01, probe-02, ...
+const (
+	FileCapacity   = "capacity.json"
+	probeDirPrefix = "probe-"
+)
+
+// ProbeDir is probe n's bundle directory inside a capacity bundle.
+func ProbeDir(n int) string { return fmt.Sprintf("%s%02d", probeDirPrefix, n) }
+
 // ownFiles are the files a bundle directory may hold that belong to its
 // run: a new run refuses a directory holding any of them, and --overwrite
 // removes them, spools and temporary files included.
-var ownFiles = []string{FileRunJSON, FileSummary, FileHlog, FileReport, FileIntervals, telemetry.RawFile}
+var ownFiles = []string{FileRunJSON, FileSummary, FileHlog, FileReport, FileIntervals, FileCapacity, telemetry.RawFile}
 
 // isOwn reports whether a directory entry belongs to a bundle.
 func isOwn(name string) bool {
@@ -31,6 +41,9 @@ func isOwn(name string) bool {
 		if name == f || strings.HasPrefix(name, "."+f+".tmp-") {
 			return true
 		}
+	}
+	if n, ok := strings.CutPrefix(name, probeDirPrefix); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+		return true
 	}
 	return strings.HasPrefix(name, spool.Prefix)
 }

@@ -81,7 +81,7 @@ func TestRecordRoundTrip(t *testing.T) {
 			{N: 1, Measured: Measured{Target: 1000, Achieved: 999.5, Calls: 1000, Latency: []OpLatency{{Op: "READ", Count: 1000, Intended: map[string]float64{"p99": 2100}}}}, Verdict: Pass, Steady: true},
 			{N: 2, Measured: Measured{Target: 2000, Achieved: 1500, Calls: 1000, Latency: []OpLatency{{Op: "READ", Count: 1000, Intended: map[string]float64{"p99": 250000}}}}, Verdict: Fail, Saturated: true},
 		},
-		Answer: Answer{Found: true, Capacity: 1000, Achieved: 999.5, Probe: 1, Bracket: Bracket{Pass: 1000, Fail: 1050}, Converged: true, Ended: EndConverged}}
+		Answer: Answer{Found: true, Capacity: 1000, Achieved: 999.5, Probe: 1, Steady: true, Bracket: Bracket{Pass: 1000, Fail: 1050}, Converged: true, Ended: EndConverged}}
 	require.NoError(t, r.Write(dir))
 	assert.True(t, IsBundle(dir))
 	back, err := Read(dir)

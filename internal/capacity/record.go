@@ -10,16 +10,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
 )
 
 // FileRecord is the capacity bundle's record, beside one run bundle per
-// probe (ProbeDir).
-const FileRecord = "capacity.json"
-
-// ProbeDir is probe n's bundle directory inside the capacity bundle.
-func ProbeDir(n int) string { return fmt.Sprintf("probe-%02d", n) }
+// probe (bundle.ProbeDir).
+const FileRecord = bundle.FileCapacity
 
 // Status is how a search ended, as capacity.json records it.
 type Status string
@@ -176,7 +174,11 @@ func (r *Record) AnswerText() string {
 	a := r.Answer
 	var s string
 	if a.Found {
-		s = fmt.Sprintf("Capacity: %s ops/s (achieved %s ops/s, probe %d)", FormatRate(a.Capacity), FormatRate(a.Achieved), a.Probe)
+		s = fmt.Sprintf("Capacity: %s ops/s (achieved %s ops/s, probe %d", FormatRate(a.Capacity), FormatRate(a.Achieved), a.Probe)
+		if !a.Steady {
+			s += ", not steady: lengthen --probe or --warmup to be sure"
+		}
+		s += ")"
 	} else {
 		s = "Capacity: none found"
 	}

@@ -2,7 +2,6 @@ package capacity
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -146,8 +145,10 @@ type Answer struct {
 	Found    bool    `json:"found"`
 	Capacity float64 `json:"capacity_ops_per_sec"`
 	Achieved float64 `json:"achieved_ops_per_sec"`
-	// Probe is the number of the probe that passed at Capacity.
+	// Probe is the number of the probe that passed at Capacity, and
+	// Steady whether it was steady.
 	Probe   int     `json:"probe,omitempty"`
+	Steady  bool    `json:"steady,omitempty"`
 	Bracket Bracket `json:"bracket"`
 	// Converged says the bracket is within the precision.
 	Converged bool   `json:"converged"`
@@ -202,12 +203,12 @@ func (s *Search) Run(ctx context.Context) ([]Probe, Answer, error) {
 			return probes, a, err
 		}
 		m.Target = target
-		p := judge(m, st, repeat)
+		p := judge(m, st)
 		p.N, p.Repeat = plan.N, repeat
 		// An unsteady probe is repeated once unless it was saturated:
 		// a database that cannot keep the pace at all fails whatever
-		// the trend, but a passing probe must be sustainable, and a
-		// latency spike may be a passing disturbance.
+		// the trend, but a passing probe should be sustainable, and a
+		// failure may be a passing disturbance.
 		repeat = !p.Steady && !repeat && !p.Saturated
 		probes = append(probes, p)
 		logf("%s", describe(&p, st))
@@ -217,7 +218,7 @@ func (s *Search) Run(ctx context.Context) ([]Probe, Answer, error) {
 			if p.Verdict == Pass {
 				b.Pass = max(b.Pass, target)
 				if b.Pass == target {
-					a.Found, a.Capacity, a.Achieved, a.Probe = true, target, p.Achieved, p.N
+					a.Found, a.Capacity, a.Achieved, a.Probe, a.Steady = true, target, p.Achieved, p.N, p.Steady
 				}
 			} else if b.Fail == 0 || target < b.Fail {
 				b.Fail = target
@@ -294,6 +295,3 @@ func describe(p *Probe, s *Settings) string {
 	}
 	return b.String()
 }
-
-// ErrNothingMeasured is a probe that ended before measuring anything.
-var ErrNothingMeasured = errors.New("the probe measured nothing")

@@ -175,8 +175,8 @@ func TestSearchEndings(t *testing.T) {
 }
 
 // TestUnsteadyProbes: an unsteady probe is repeated once at the same
-// target; a repeat that is still unsteady fails; a saturated probe is
-// never repeated.
+// target, and the repeat's verdict stands; a saturated probe is never
+// repeated.
 func TestUnsteadyProbes(t *testing.T) {
 	m := &model{knee: 3000, base: time.Millisecond, unsteady: map[float64]bool{2000: true}}
 	probes, a, err := (&Search{Settings: settings(100 * time.Millisecond), Prober: m}).Run(context.Background())
@@ -189,14 +189,20 @@ func TestUnsteadyProbes(t *testing.T) {
 	assert.Equal(t, Pass, probes[2].Verdict, "the repeat was steady")
 	assert.True(t, a.Found)
 
+	// A repeat that is still unsteady keeps its verdict, reported as not
+	// steady, up to the answer.
 	always := &model{knee: 3000, base: time.Millisecond, always: true}
 	probes, a, err = (&Search{Settings: settings(20 * time.Millisecond), Prober: always}).Run(context.Background())
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(probes), 2)
 	assert.True(t, probes[1].Repeat)
-	assert.Equal(t, Fail, probes[1].Verdict)
-	assert.Contains(t, probes[1].Reasons[len(probes[1].Reasons)-1], "not steady")
-	assert.False(t, a.Found, "nothing steady ever passed")
+	assert.Equal(t, Pass, probes[1].Verdict)
+	assert.False(t, probes[1].Steady)
+	assert.Equal(t, 2000.0, probes[2].Target, "the search goes on after the repeat")
+	require.True(t, a.Found)
+	assert.False(t, a.Steady)
+	rec := &Record{Settings: settings(20 * time.Millisecond), Answer: a}
+	assert.Contains(t, rec.AnswerText(), "not steady")
 
 	saturated := &model{knee: 3000, base: time.Millisecond, unsteady: map[float64]bool{4000: true}}
 	probes, _, err = (&Search{Settings: settings(time.Second), Prober: saturated}).Run(context.Background())
@@ -229,6 +235,9 @@ func TestSteady(t *testing.T) {
 	ok, why = steady(pts([]float64{1000, 1000, 1000, 1000, 1000}, []float64{2000, 4000, 6000, 8000, 10000}), obj)
 	assert.False(t, ok)
 	assert.Contains(t, why, "READ p99 rises by 8ms")
+	// One interval's spike is no trend.
+	ok, _ = steady(pts([]float64{1000, 1000, 1000, 1000, 1000, 1000}, []float64{2000, 2000, 2000, 2000, 2000, 9000}), obj)
+	assert.True(t, ok)
 	// A trailing sliver is left out.
 	p := pts([]float64{1000, 1000, 1000, 1000}, []float64{2000, 2000, 2000, 2000})
 	p = append(p, Point{StartUnixNs: 4e9, EndUnixNs: 4e9 + 1e7, OpsPerSec: 10, Objectives: []float64{40000}})

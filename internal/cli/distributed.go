@@ -16,6 +16,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/session"
 	"github.com/ycsbctl/ycsbctl/internal/sink/metrics"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
@@ -175,11 +176,11 @@ ends the agent at once.`,
 
 func newCoordinatorCmd(gs *GlobalState) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "coordinator load|run [db] --agents HOST:PORT,... [-P workload]... [-p k=v]... [-threads N] [-target OPS] [-s]",
+		Use:   "coordinator load|run|capacity [db] --agents HOST:PORT,... [-P workload]... [-p k=v]... [-threads N] [-target OPS] [-s]",
 		Short: "Run a benchmark on many agents at once, merging their histograms exactly",
 	}
 	groupCommand(cmd)
-	cmd.AddCommand(newCoordinatorPhaseCmd(gs, run.Load), newCoordinatorPhaseCmd(gs, run.Run))
+	cmd.AddCommand(newCoordinatorPhaseCmd(gs, run.Load), newCoordinatorPhaseCmd(gs, run.Run), newCapacityCmd(gs, true))
 	return cmd
 }
 
@@ -304,7 +305,7 @@ func agentSignals(gs *GlobalState) (ctx context.Context, force <-chan struct{}, 
 			select {
 			case sig := <-sigs:
 				if n++; n == 1 {
-					cancel(errors.New(signalName(sig)))
+					cancel(errors.New(session.SignalName(sig)))
 					continue
 				}
 				close(forced)
@@ -319,16 +320,6 @@ func agentSignals(gs *GlobalState) (ctx context.Context, force <-chan struct{}, 
 		close(done)
 		cancel(nil)
 	}
-}
-
-func signalName(sig os.Signal) string {
-	switch sig {
-	case os.Interrupt:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	}
-	return sig.String()
 }
 
 func splitAgents(in []string) []string {

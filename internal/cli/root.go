@@ -121,6 +121,7 @@ once (agent, coordinator), with exactly merged HDR latency histograms.
 	root.AddCommand(
 		newPhaseCmd(gs, run.Load),
 		newPhaseCmd(gs, run.Run),
+		newCapacityCmd(gs, false),
 		newShellCmd(gs),
 		newWorkloadsCmd(gs),
 		newSchemaCmd(gs, "init"),

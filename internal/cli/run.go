@@ -84,29 +84,46 @@ type sessionExtras struct {
 
 // newSession builds the session that presents a run of sp.
 func newSession(gs *GlobalState, sp *spec.Spec, x sessionExtras) *session.Session {
+	return session.New(sessionOptions(gs, sp, x))
+}
+
+// sessionOptions are the options of a session presenting a run of sp:
+// gs's outside world, and the command line x records. A command that runs
+// several runs (a capacity search) adds its sinks and where it is.
+func sessionOptions(gs *GlobalState, sp *spec.Spec, x sessionExtras) session.Options {
 	invocation := append([]string{"ycsbctl"}, gs.Args...)
 	cmd, wl := invocation, workloadName(gs.Args)
 	if len(x.commandLine) > 0 {
 		cmd, wl = append([]string{"ycsbctl"}, x.commandLine...), x.workload
 	}
-	return session.New(session.Options{
+	return session.Options{
 		Spec: sp, CommandLine: cmd, Invocation: invocation, Suite: x.suite,
 		Stdin: gs.Stdin, Stdout: gs.Stdout, Stderr: gs.Stderr, Clock: gs.Clock,
 		Terminal: gs.IsTerminal, Getenv: gs.Getenv, Notify: gs.SignalNotify, StopNotify: gs.SignalStop, OutputClosed: gs.OutputClosed,
 		Workload: wl, Banner: gs.Banner,
-	})
+	}
 }
 
 // runSpec runs sp, a load or run phase: on this host, or over agents when
-// dist is set (its Spec and Logf are filled here). `ycsbctl load|run`,
-// `ycsbctl coordinator load|run` and every suite step run through it.
+// dist is set. `ycsbctl load|run`, `ycsbctl coordinator load|run` and
+// every suite step run through it.
 func runSpec(gs *GlobalState, sp *spec.Spec, dist *coordinator.Config, x sessionExtras) error {
 	s := newSession(gs, sp, x)
 	if dist == nil {
-		return runLocal(gs, s, sp)
+		s.Header()
+	} else {
+		for _, w := range sp.Warnings {
+			s.Logf("%s", w)
+		}
 	}
-	for _, w := range sp.Warnings {
-		s.Logf("%s", w)
+	return runSession(gs, s, sp, dist)
+}
+
+// runSession runs sp presented by s: on this host, or over the agents of
+// dist when it is set (its Spec and Logf are filled here).
+func runSession(gs *GlobalState, s *session.Session, sp *spec.Spec, dist *coordinator.Config) error {
+	if dist == nil {
+		return runLocal(gs, s, sp)
 	}
 	cfg := *dist
 	cfg.Spec, cfg.Logf, cfg.Clock = sp, s.Logf, gs.Clock
@@ -120,9 +137,8 @@ func runSpec(gs *GlobalState, sp *spec.Spec, dist *coordinator.Config, x session
 	return s.Run(gs.Ctx, c)
 }
 
-// runLocal runs one phase on this host.
+// runLocal runs one phase on this host, presented by s.
 func runLocal(gs *GlobalState, s *session.Session, sp *spec.Spec) error {
-	s.Header()
 	if err := s.Open(); err != nil {
 		return err
 	}

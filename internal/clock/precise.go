@@ -2,43 +2,67 @@ package clock
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 )
 
-// Stages of Sleep. Go's timers can wake a millisecond late on an idle
-// Linux host (the runtime's poller waits in whole milliseconds), so a
-// 2 ms sleep lasts about 2.2 ms; the kernel's own sleep wakes within its
-// timer slack (50 µs by default) plus scheduling, and only spinning
+// Stages of a Sleeper's sleep. Go's timers wake up to a millisecond late
+// on Linux (the runtime's poller waits in whole milliseconds), so a 2 ms
+// sleep lasts about 2.2 ms. A kernel timer read through the poller (a
+// timerfd) wakes within tens of microseconds without holding an OS thread
+// or a processor while it waits (a plain nanosleep holds the processor:
+// with more sleepers than GOMAXPROCS they take turns), and only spinning
 // meets an instant to a few microseconds.
 const (
-	// timerMargin is how long before the end the Go timer stops.
+	// timerMargin is how long before the end the Go timer stops, so that
+	// its lateness never reaches the end.
 	timerMargin = 2 * time.Millisecond
-	// spinMargin is how long before the end the kernel sleep stops; the
+	// spinMargin is how long before the end the kernel timer fires; the
 	// rest is spun, yielding the processor to other goroutines.
 	spinMargin = 100 * time.Microsecond
-	// maxKernelSleepers bounds the goroutines sleeping in the kernel at
-	// once: each holds an OS thread, and thousands of them would run
-	// into the runtime's thread limit. The others wait on timers, less
-	// precisely.
-	maxKernelSleepers = 256
 )
 
-var kernelSleepers atomic.Int64
+// Sleeper sleeps precisely: one per goroutine (its kernel timer is its
+// own), for simulated service times, where a sleep that overshoots by a
+// tenth changes the capacity being simulated by a tenth. A nil Sleeper,
+// or one without a kernel timer (other systems than Linux, no file
+// descriptor left), sleeps on Go's timer instead and spins the same last
+// stretch.
+type Sleeper struct {
+	kt *kernelTimer
+}
 
-// Sleep blocks for d, to within tens of microseconds on an idle host, or
-// until ctx is done (noticed within timerMargin of the end at worst). It
-// is for simulated service times, where a sleep that overshoots by a
-// tenth changes the capacity being simulated by a tenth: it sleeps on a
-// timer until timerMargin before the end, in the kernel until spinMargin
-// before it, and spins the rest.
-func Sleep(ctx context.Context, d time.Duration) error {
+// NewSleeper returns a sleeper with a kernel timer of its own where the
+// system has one.
+func NewSleeper() *Sleeper {
+	kt, err := newKernelTimer()
+	if err != nil {
+		return &Sleeper{}
+	}
+	return &Sleeper{kt: kt}
+}
+
+// Close releases the kernel timer.
+func (s *Sleeper) Close() error {
+	if s == nil || s.kt == nil {
+		return nil
+	}
+	return s.kt.close()
+}
+
+// Sleep blocks for d, or until ctx is done (noticed within timerMargin
+// of the end at worst): on Go's timer until timerMargin before the end,
+// on the kernel timer until spinMargin before it, spinning the rest.
+func (s *Sleeper) Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
 	end := time.Now().Add(d)
-	if t := d - timerMargin; t > 0 {
-		tm := time.NewTimer(t)
+	coarse := d - timerMargin
+	if s == nil || s.kt == nil {
+		coarse = d - spinMargin
+	}
+	if coarse > 0 {
+		tm := time.NewTimer(coarse)
 		select {
 		case <-ctx.Done():
 			tm.Stop()
@@ -46,18 +70,13 @@ func Sleep(ctx context.Context, d time.Duration) error {
 		case <-tm.C:
 		}
 	}
-	if left := time.Until(end) - spinMargin; left > 0 {
-		if kernelSleepers.Add(1) <= maxKernelSleepers {
-			kernelSleep(left)
-		} else {
-			tm := time.NewTimer(left)
-			select {
-			case <-ctx.Done():
-				tm.Stop()
-			case <-tm.C:
+	if s != nil && s.kt != nil {
+		if left := time.Until(end) - spinMargin; left > 0 {
+			if err := s.kt.sleep(left); err != nil {
+				// The kernel timer failed (closed?): Go's timer then.
+				time.Sleep(left)
 			}
 		}
-		kernelSleepers.Add(-1)
 	}
 	for time.Now().Before(end) {
 		if ctx.Err() != nil {

@@ -11,18 +11,23 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 )
 
-// TestSleepNeverEarly: however the stages fall (timer, kernel, spin),
-// Sleep never returns before its duration, from many goroutines at once
-// (more than may sleep in the kernel together).
+// TestSleepNeverEarly: however the stages fall (timer, kernel timer,
+// spin), a Sleeper never returns before its duration, nor does a nil
+// Sleeper, from many goroutines at once.
 func TestSleepNeverEarly(t *testing.T) {
 	var wg sync.WaitGroup
 	for g := range 300 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			s := clock.NewSleeper()
+			if g%2 == 1 {
+				s = nil
+			}
+			defer func() { _ = s.Close() }()
 			for _, d := range []time.Duration{0, 50 * time.Microsecond, 700 * time.Microsecond, 2 * time.Millisecond, time.Duration(3+g%3) * time.Millisecond} {
 				t0 := time.Now()
-				if err := clock.Sleep(context.Background(), d); err != nil {
+				if err := s.Sleep(context.Background(), d); err != nil {
 					t.Error(err)
 				}
 				if got := time.Since(t0); got < d {
@@ -42,21 +47,23 @@ func TestSleepCancelled(t *testing.T) {
 		cancel()
 	}()
 	t0 := time.Now()
-	err := clock.Sleep(ctx, time.Hour)
+	s := clock.NewSleeper()
+	defer func() { _ = s.Close() }()
+	err := s.Sleep(ctx, time.Hour)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Less(t, time.Since(t0), time.Minute)
 }
 
-// BenchmarkSleep reports how late a 2 ms Sleep returns (µs), beside
-// time.Sleep's lateness, with four sleepers at once as the basic
-// adapter's known-knee test has them.
+// BenchmarkSleep reports how late a 2 ms sleep returns (µs) on a
+// Sleeper, beside time.Sleep's lateness, with four sleepers per processor
+// at once.
 func BenchmarkSleep(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
-		sleep func(time.Duration)
+		sleep func(*clock.Sleeper, time.Duration)
 	}{
-		{"clock.Sleep", func(d time.Duration) { _ = clock.Sleep(context.Background(), d) }},
-		{"time.Sleep", time.Sleep},
+		{"Sleeper", func(s *clock.Sleeper, d time.Duration) { _ = s.Sleep(context.Background(), d) }},
+		{"time.Sleep", func(_ *clock.Sleeper, d time.Duration) { time.Sleep(d) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			const d = 2 * time.Millisecond
@@ -67,9 +74,11 @@ func BenchmarkSleep(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				var mine time.Duration
 				var k int
+				s := clock.NewSleeper()
+				defer func() { _ = s.Close() }()
 				for pb.Next() {
 					t0 := time.Now()
-					bc.sleep(d)
+					bc.sleep(s, d)
 					mine += time.Since(t0) - d
 					k++
 				}

@@ -93,6 +93,9 @@ type Options struct {
 	Invocation []string
 	// Suite places a suite step's run in its suite (nil outside suites).
 	Suite *bundle.SuiteStep
+	// StatusPrefix goes before the label of every status line: where a
+	// command that runs several runs (a capacity search) is.
+	StatusPrefix string
 }
 
 // Session is one run being presented.
@@ -240,7 +243,7 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	sinks := run.Sinks{}
 	mo := s.newMeasureOutputs(info)
 	sinks = append(sinks, mo.sinks()...)
-	status := &ycsbtext.StatusPrinter{W: s.errOut, Label: sp.Output.Label, Every: sp.StatusEvery, Now: s.o.Clock.Now,
+	status := &ycsbtext.StatusPrinter{W: s.errOut, Label: s.o.StatusPrefix + sp.Output.Label, Every: sp.StatusEvery, Now: s.o.Clock.Now,
 		Format: sp.Measure.Format, Extra: mo.statusExtra()}
 	if sp.Output.Status {
 		sinks = append(sinks, status)
@@ -290,7 +293,7 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 			select {
 			case sig := <-sigs:
 				if sig != syscall.SIGPIPE {
-					stop.interrupt(signalName(sig))
+					stop.interrupt(SignalName(sig))
 				} else if s.o.OutputClosed != nil && s.o.OutputClosed() {
 					stop.stop("stdout was closed (SIGPIPE)", "stdout was closed (SIGPIPE): stopping gracefully; the results go to the bundle and exportfile")
 				}

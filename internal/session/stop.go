@@ -42,8 +42,8 @@ type stopper struct {
 	state stopState
 }
 
-// signalName names an operator signal for run.json and the summary.
-func signalName(sig os.Signal) string {
+// SignalName names an operator signal for run.json and the summary.
+func SignalName(sig os.Signal) string {
 	switch sig {
 	case os.Interrupt:
 		return "SIGINT"

@@ -84,7 +84,7 @@ func parseSettings(p *properties.Properties, phase run.Phase, cfg *workload.Conf
 	if err := checkRecordMemory(cfg, s.Threads, phase); err != nil {
 		return nil, err
 	}
-	if s.Target, err = rangedFloat(p, PropTarget, 0, MinTarget, maxTarget, true, "ops/s (flag -target; 0 = unthrottled)"); err != nil {
+	if s.Target, err = rangedFloat(p, PropTarget, 0, MinTarget, MaxTarget, true, "ops/s (flag -target; 0 = unthrottled)"); err != nil {
 		return nil, err
 	}
 	si, err := rangedFloat(p, PropStatusInterval, 10, minStatusSecs, maxDurationSecs, false, "seconds")
@@ -156,9 +156,9 @@ const (
 	// the 292 years an int64 of nanoseconds holds.
 	maxDurationSecs = 10 * 365 * 24 * 3600.0
 	minStatusSecs   = 0.01
-	// MinTarget is one operation per 1000 s; maxTarget a billion ops/s.
+	// MinTarget is one operation per 1000 s; MaxTarget a billion ops/s.
 	MinTarget = 0.001
-	maxTarget = 1e9
+	MaxTarget = 1e9
 	// threadBytes is what one worker costs: its histograms (HDR, three
 	// significant digits, per series), buffers and goroutine stack.
 	threadBytes = 300 << 10
