@@ -164,8 +164,12 @@ type capacitySearch struct {
 	settings capacity.Settings
 	rec      *capacity.Record
 
-	mu   sync.Mutex
-	stop string // why the operator stopped the search, "" while not
+	mu sync.Mutex
+	// stop says why the operator stopped the search ("" while not) and
+	// first is the signal that did; listeners are the probe sessions'.
+	stop      string
+	first     os.Signal
+	listeners []chan<- os.Signal
 }
 
 func runCapacity(gs *GlobalState, cmd *cobra.Command, f *ycsbFlags, cf *capacityFlags, args []string, dist *coordinator.Config) error {
@@ -330,6 +334,7 @@ func (c *capacitySearch) probe(ctx context.Context, plan capacity.Plan) (*capaci
 	fmt.Fprintf(c.gs.Stderr, "Capacity %s; %s\n", what, plan.Bracket)
 
 	child := *c.gs
+	child.SignalNotify, child.SignalStop = c.listen, c.unlisten
 	if !child.IsTerminal {
 		// Stdout holds the probes' table alone: each probe's YCSB
 		// summary goes to stderr (and its bundle).
@@ -369,11 +374,15 @@ func (c *capacitySearch) stopped() string {
 	return c.stop
 }
 
-// watchSignals holds the operator's signals for the whole search: the
-// probe under way stops on its own (its session hears them too), and no
-// further probe starts. Between probes a signal would otherwise kill the
-// process before capacity.json says how the search ended. The returned
-// function stops watching.
+// watchSignals holds the operator's signals for the whole search and
+// relays them to the probe under way, whose session stops or aborts as
+// any run's does; a signal also keeps any further probe from starting.
+// Between probes a signal would otherwise kill the process before
+// capacity.json says how the search ended, and a signal just before a
+// probe's session listens would be lost: a session that starts listening
+// after one arrived hears it at once. It returns the state for the probes'
+// sessions (child.SignalNotify and SignalStop) and a function that stops
+// watching.
 func (c *capacitySearch) watchSignals() func() {
 	if c.gs.SignalNotify == nil {
 		return func() {}
@@ -397,7 +406,13 @@ func (c *capacitySearch) watchSignals() func() {
 				}
 				c.mu.Lock()
 				if c.stop == "" {
-					c.stop = why
+					c.stop, c.first = why, sig
+				}
+				for _, l := range c.listeners {
+					select {
+					case l <- sig:
+					default:
+					}
 				}
 				c.mu.Unlock()
 			case <-done:
@@ -411,5 +426,32 @@ func (c *capacitySearch) watchSignals() func() {
 		}
 		close(done)
 		wg.Wait()
+	}
+}
+
+// listen is a probe session's signal.Notify: it hears the signals the
+// search relays, and at once the one that stopped the search if it came
+// before.
+func (c *capacitySearch) listen(l chan<- os.Signal, _ ...os.Signal) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.listeners = append(c.listeners, l)
+	if c.first != nil {
+		select {
+		case l <- c.first:
+		default:
+		}
+	}
+}
+
+// unlisten is a probe session's signal.Stop.
+func (c *capacitySearch) unlisten(l chan<- os.Signal) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, x := range c.listeners {
+		if x == l {
+			c.listeners = append(c.listeners[:i], c.listeners[i+1:]...)
+			return
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/capacity"
 	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/report"
 )
@@ -35,9 +36,17 @@ a directory, device, FIFO or socket is refused (exit 2).
 When RUN_DIR holds only the spool of a run whose process was killed (a
 single host or a coordinator), the bundle is first rebuilt from it: the
 run marked aborted, its exit code unknown, with every interval measured
-before the end. A directory holding the spools of several runs is refused.`,
+before the end. A directory holding the spools of several runs is refused.
+
+A capacity bundle (ycsbctl capacity --results DIR) gets the capacity
+report: the latency-throughput curve of every operation with the
+objectives and the capacity marked, and the probes' table; --format csv
+writes one row per probe and operation (DIR/capacity.csv).`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if capacity.IsBundle(args[0]) {
+				return reportCapacity(gs, args[0], out, format)
+			}
 			// A run killed mid-run leaves its spool, not a bundle:
 			// rebuild what it had measured first.
 			if used, err := bundle.Recover(args[0]); bundle.IsSpools(err) {
@@ -89,4 +98,35 @@ func writeOutput(gs *GlobalState, path string, write func(io.Writer) error) erro
 	}
 	fmt.Fprintf(gs.Stderr, "Wrote %s\n", path)
 	return nil
+}
+
+// reportCapacity writes a capacity bundle's report. The bundle of a probe
+// whose process was killed is rebuilt from its spool first, as a run's.
+func reportCapacity(gs *GlobalState, dir, out, format string) error {
+	rec, err := capacity.Read(dir)
+	if err != nil {
+		return invalid(err)
+	}
+	for n := 1; n <= len(rec.Probes)+1; n++ {
+		pd := filepath.Join(dir, bundle.ProbeDir(n))
+		if used, err := bundle.Recover(pd); err == nil && used != "" {
+			fmt.Fprintf(gs.Stderr, "Recovered the bundle of an unfinished probe from its spool %s\n", used)
+		}
+	}
+	var write func(io.Writer) error
+	switch format {
+	case "html":
+		write = func(w io.Writer) error { return report.WriteCapacityHTML(w, rec, report.Options{Now: gs.Clock.Now()}) }
+		if out == "" {
+			out = filepath.Join(dir, bundle.FileReport)
+		}
+	case "csv":
+		write = func(w io.Writer) error { return report.WriteCapacityCSV(w, rec) }
+		if out == "" {
+			out = filepath.Join(dir, "capacity.csv")
+		}
+	default:
+		return invalid(fmt.Errorf("--format %q: expected html or csv", format))
+	}
+	return writeOutput(gs, out, write)
 }

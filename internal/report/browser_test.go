@@ -114,6 +114,11 @@ func TestBrowserRendersReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	pages["compare"] = writeFile(t, filepath.Join(out, "compare.html"), cmp.Bytes())
+	var capPage bytes.Buffer
+	if err := WriteCapacityHTML(&capPage, capacityFixture(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	pages["capacity"] = writeFile(t, filepath.Join(out, "capacity.html"), capPage.Bytes())
 
 	for name, file := range pages {
 		t.Run(name, func(t *testing.T) {

@@ -44,6 +44,7 @@ th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: ri
 th { background: var(--panel); font-weight: 600; font-size: 12px; color: var(--muted); }
 td:first-child, th:first-child, td.l, th.l { text-align: left; }
 td.wrap { white-space: normal; word-break: break-all; max-width: 900px; }
+td.why { white-space: normal; max-width: 520px; }
 tr.bad td { color: var(--bad); } tr.warn td { color: var(--warn); }
 ul.went li { margin: 2px 0; } ul.went li.warnline { color: var(--warn); font-weight: 600; }
 td.noise { color: var(--muted); } td.sig { font-weight: 600; } td.up { color: var(--good); } td.down { color: var(--bad); }
@@ -62,6 +63,7 @@ svg.chart circle:hover { opacity: 1; }
 svg.chart path.err { stroke: #333; stroke-width: 1.2; fill: none; }
 svg.chart .note { text-anchor: middle; font-size: 12px; fill: var(--muted); }
 svg.chart .legend { cursor: pointer; }
+svg.chart .ref text { text-anchor: end; font-size: 11px; }
 svg.chart .legend text { fill: var(--fg); }
 svg.chart .legend.off { opacity: .35; }
 svg.chart .series.off { display: none; }

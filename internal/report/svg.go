@@ -55,6 +55,9 @@ type LineChart struct {
 	// Stacked draws each series as a filled band on top of the ones
 	// before it (CPU by user, system, iowait); the series share their X.
 	Stacked bool
+	// HLines and VLines are reference lines across the plot (an
+	// objective's bound, a capacity); the axes always include them.
+	HLines, VLines []RefLine
 }
 
 // stackedTops returns, per series, the running sums of the Y values of it
@@ -71,6 +74,13 @@ func (c *LineChart) stackedTops() [][]float64 {
 		}
 	}
 	return tops
+}
+
+// RefLine is a labelled reference line at Value.
+type RefLine struct {
+	Value float64
+	Label string
+	Color string
 }
 
 const (
@@ -190,6 +200,16 @@ func (c *LineChart) SVG() string {
 			points++
 		}
 	}
+	if points > 0 {
+		for _, r := range c.HLines {
+			if !c.LogY || r.Value > 0 {
+				ymin, ymax = math.Min(ymin, r.Value), math.Max(ymax, r.Value)
+			}
+		}
+		for _, r := range c.VLines {
+			xmin, xmax = math.Min(xmin, r.Value), math.Max(xmax, r.Value)
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" id="%s" data-points="%d" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">`,
 		esc(c.ID), points, w, h, w, h, esc(c.Title))
@@ -289,6 +309,22 @@ func (c *LineChart) SVG() string {
 		fmt.Fprintf(&b, `<g class="series" data-series="%s" style="color:%s"><path class="line" d="%s" stroke="%s"%s/>%s</g>`,
 			esc(s.Name), col, d.String(), col, dash, dots.String())
 	}
+	for _, r := range c.HLines {
+		y := ys.px(r.Value)
+		fmt.Fprintf(&b, `<g class="ref"><line x1="%d" x2="%d" y1="%s" y2="%s" stroke="%s" stroke-dasharray="2 3"/><text x="%d" y="%s" fill="%s">%s</text></g>`,
+			padLeft, w-padRight, f1(y), f1(y), refColor(r), w-padRight-4, f1(y-4), refColor(r), esc(r.Label))
+	}
+	for _, r := range c.VLines {
+		x := xs.px(r.Value)
+		// The label goes right of the line, or left of it near the
+		// right edge.
+		tx, anchor := x+4, "start"
+		if x > float64(w-padRight)-float64(len([]rune(r.Label)))*7 {
+			tx, anchor = x-4, "end"
+		}
+		fmt.Fprintf(&b, `<g class="ref"><line x1="%s" x2="%s" y1="%d" y2="%d" stroke="%s" stroke-dasharray="2 3"/><text x="%s" y="%d" fill="%s" style="text-anchor:%s">%s</text></g>`,
+			f1(x), f1(x), padTop, h-padBottom, refColor(r), f1(tx), padTop+12, refColor(r), anchor, esc(r.Label))
+	}
 	// Legend along the top right: a line swatch per series.
 	names, colors := make([]string, len(c.Series)), make([]string, len(c.Series))
 	for i, sr := range c.Series {
@@ -297,6 +333,13 @@ func (c *LineChart) SVG() string {
 	writeLegend(&b, float64(w-padRight), names, colors, `y="26" width="14" height="4"`, 18)
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+func refColor(r RefLine) string {
+	if r.Color != "" {
+		return r.Color
+	}
+	return "#c62828"
 }
 
 // writeLegend draws legend entries right-aligned at x, last series
