@@ -285,19 +285,3 @@ func FormatMicros(us float64) string {
 func FormatShare(v float64) string {
 	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.4f", 100*v), "0"), ".") + "%"
 }
-
-// sortedKeys lists a latency table's percentile keys by percentile.
-func sortedKeys(m map[string]float64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keyPercentile(keys[i]) < keyPercentile(keys[j]) })
-	return keys
-}
-
-func keyPercentile(k string) float64 {
-	var p float64
-	_, _ = fmt.Sscanf(strings.TrimPrefix(k, "p"), "%g", &p)
-	return p
-}

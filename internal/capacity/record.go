@@ -140,7 +140,7 @@ func (r *Record) WriteTable(w io.Writer) error {
 		head = append(head, o.Op.String()+" "+o.Key())
 	}
 	head = append(head, "errors", "steady", "verdict", "\t")
-	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	_, _ = fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, p := range r.Probes {
 		n := fmt.Sprint(p.N)
 		if p.Repeat {
@@ -159,7 +159,7 @@ func (r *Record) WriteTable(w io.Writer) error {
 			st = "no"
 		}
 		row = append(row, FormatShare(p.ErrorRate()), st, string(p.Verdict), "")
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
+		_, _ = fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
