@@ -251,15 +251,6 @@ func achievedChart(rec *capacity.Record) *LineChart {
 	return c
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // WriteCapacityCSV writes one row per probe and operation: the probe's
 // target, achieved throughput and verdict, and the operation's intended
 // and service-time percentiles in microseconds.
