@@ -60,6 +60,9 @@ type Record struct {
 	Error           string  `json:"error,omitempty"`
 	Probes          []Probe `json:"probes"`
 	Answer          Answer  `json:"answer"`
+	// Suite places a suite's capacity step (nil outside suites): its
+	// fingerprint lets a resumed suite reuse the search.
+	Suite *bundle.SuiteStep `json:"suite,omitempty"`
 }
 
 // RecordKind marks capacity.json.
@@ -118,9 +121,12 @@ func (r *Record) AtCapacity() *Probe {
 }
 
 // Objectives lists the objectives as typed.
-func (r *Record) Objectives() string {
+func (r *Record) Objectives() string { return r.Settings.ObjectivesText() }
+
+// ObjectivesText lists the objectives as typed, comma separated.
+func (s *Settings) ObjectivesText() string {
 	var parts []string
-	for _, o := range r.Settings.Objectives {
+	for _, o := range s.Objectives {
 		parts = append(parts, o.String())
 	}
 	return strings.Join(parts, ", ")

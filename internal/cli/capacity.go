@@ -2,16 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,7 +21,6 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/session"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/version"
-	"github.com/ycsbctl/ycsbctl/internal/workload"
 )
 
 // capacitySettingFlags are the setting flags of `capacity`: those of
@@ -33,72 +29,19 @@ var capacitySettingFlags = []string{"threads", "s", "l", "no-tui", "metrics-addr
 
 // capacityFlags are the search's own flags, one definition for
 // `capacity` and `coordinator capacity`.
-type capacityFlags struct {
-	slos         []string
-	maxErrorRate string
-	precision    string
-	probe        time.Duration
-	warmup       time.Duration
-	start, max   float64
-	maxProbes    int
-}
+type capacityFlags struct{ in capacity.Input }
 
 func (c *capacityFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringArrayVar(&c.slos, "slo", nil, "latency objective OPERATION.PERCENTILE<=DURATION on intended-time latency, e.g. 'READ.p99<=10ms' (repeatable; every one must hold)")
-	fl.StringVar(&c.maxErrorRate, "max-error-rate", strconv.FormatFloat(capacity.DefaultMaxErrorRate, 'g', -1, 64), "largest share of failed calls a passing probe may have (0.001 or 0.1%)")
-	fl.StringVar(&c.precision, "precision", "5%", "end the bisection when the answer is within this share below the lowest failing target (5% or 0.05)")
-	fl.DurationVar(&c.probe, "probe", capacity.DefaultProbe, "measured time of each probe (whole seconds)")
-	fl.DurationVar(&c.warmup, "warmup", capacity.DefaultWarmup, "warm-up of each probe, at its target, before it is measured")
-	fl.Float64Var(&c.start, "start", capacity.DefaultStart, "first target, in operations per second (the ramp doubles it, or halves it while nothing passes)")
-	fl.Float64Var(&c.max, "max", capacity.DefaultMax, "largest target tried, in operations per second")
-	fl.IntVar(&c.maxProbes, "max-probes", capacity.DefaultMaxProbes, "most probes the search runs, repeats included")
-}
-
-// settings validates the flags; errors name the flag (exit 2).
-func (c *capacityFlags) settings() (capacity.Settings, error) {
-	s := capacity.Settings{Start: c.start, Max: c.max, MaxProbes: c.maxProbes, Probe: c.probe, Warmup: c.warmup}
-	if len(c.slos) == 0 {
-		return s, errors.New("flag --slo: expected at least one objective, e.g. --slo 'READ.p99<=10ms'")
-	}
-	for _, v := range c.slos {
-		o, err := capacity.ParseObjective(v)
-		if err != nil {
-			return s, fmt.Errorf("flag --slo %w", err)
-		}
-		s.Objectives = append(s.Objectives, o)
-	}
-	var err error
-	if s.MaxErrorRate, err = parseShare(c.maxErrorRate); err != nil {
-		return s, fmt.Errorf("flag --max-error-rate %q: %w", c.maxErrorRate, err)
-	}
-	if s.Precision, err = parseShare(c.precision); err != nil {
-		return s, fmt.Errorf("flag --precision %q: %w", c.precision, err)
-	}
-	if c.probe < time.Second || c.probe%time.Second != 0 {
-		return s, fmt.Errorf("flag --probe %s: expected whole seconds, at least 1s (it is each probe's %s)", c.probe, spec.PropMaxExecution)
-	}
-	if c.max > spec.MaxTarget {
-		return s, fmt.Errorf("flag --max %g: expected at most %g operations per second", c.max, spec.MaxTarget)
-	}
-	if c.start < spec.MinTarget {
-		return s, fmt.Errorf("flag --start %g: expected at least %g operations per second", c.start, spec.MinTarget)
-	}
-	return s, s.Check()
-}
-
-// parseShare reads a share written 0.05 or 5%.
-func parseShare(v string) (float64, error) {
-	t := strings.TrimSpace(v)
-	pct := strings.HasSuffix(t, "%")
-	f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, errors.New("expected a share such as 0.05 or 5%")
-	}
-	if pct {
-		f /= 100
-	}
-	return f, nil
+	d := capacity.DefaultInput()
+	fl.StringArrayVar(&c.in.SLOs, "slo", nil, "latency objective OPERATION.PERCENTILE<=DURATION on intended-time latency, e.g. 'READ.p99<=10ms' (repeatable; every one must hold)")
+	fl.StringVar(&c.in.MaxErrorRate, "max-error-rate", d.MaxErrorRate, "largest share of failed calls a passing probe may have (0.001 or 0.1%)")
+	fl.StringVar(&c.in.Precision, "precision", d.Precision, "end the bisection when the answer is within this share below the lowest failing target (5% or 0.05)")
+	fl.DurationVar(&c.in.Probe, "probe", d.Probe, "measured time of each probe (whole seconds)")
+	fl.DurationVar(&c.in.Warmup, "warmup", d.Warmup, "warm-up of each probe, at its target, before it is measured")
+	fl.Float64Var(&c.in.Start, "start", d.Start, "first target, in operations per second (the ramp doubles it, or halves it while nothing passes)")
+	fl.Float64Var(&c.in.Max, "max", d.Max, "largest target tried, in operations per second")
+	fl.IntVar(&c.in.MaxProbes, "max-probes", d.MaxProbes, "most probes the search runs, repeats included")
 }
 
 func newCapacityCmd(gs *GlobalState, distributed bool) *cobra.Command {
@@ -151,18 +94,22 @@ latency-throughput curve. See docs/capacity.md.`,
 	return cmd
 }
 
-// capacitySearch is one `capacity` command under way: its record, the
-// prober that runs each probe through a run session, and the operator's
-// signals between probes.
+// capacitySearch is one capacity search under way (the `capacity`
+// command's, or a suite's capacity step's): its record, the prober that
+// runs each probe through a run session, and the operator's signals
+// between probes.
 type capacitySearch struct {
-	gs   *GlobalState
-	base *properties.Properties
-	db   string
+	gs *GlobalState
+	// base is the probes' run (capacity.ProbeProperties applied); each
+	// probe sets its target and its bundle directory on it.
+	base *spec.Spec
 	dist *coordinator.Config
 	// dir is the capacity bundle ("" when none is written).
 	dir      string
 	settings capacity.Settings
 	rec      *capacity.Record
+	// x places the probes' runs (a suite step's command line).
+	x sessionExtras
 
 	mu sync.Mutex
 	// stop says why the operator stopped the search ("" while not) and
@@ -177,7 +124,7 @@ func runCapacity(gs *GlobalState, cmd *cobra.Command, f *ycsbFlags, cf *capacity
 	if len(args) == 1 {
 		db = args[0]
 	}
-	settings, err := cf.settings()
+	settings, err := cf.in.Settings(nil)
 	if err != nil {
 		return invalid(err)
 	}
@@ -185,10 +132,10 @@ func runCapacity(gs *GlobalState, cmd *cobra.Command, f *ycsbFlags, cf *capacity
 	if err != nil {
 		return err
 	}
-	notes = append(notes, probeProperties(p, &settings)...)
+	notes = append(notes, capacity.ProbeProperties(p, &settings)...)
 	sp, err := spec.Parse(db, p, run.Run)
 	if err == nil {
-		err = checkCapacitySpec(sp, settings.Objectives)
+		err = capacity.CheckSpec(sp, settings.Objectives)
 	}
 	if err != nil {
 		return invalid(err)
@@ -196,22 +143,40 @@ func runCapacity(gs *GlobalState, cmd *cobra.Command, f *ycsbFlags, cf *capacity
 	if len(args) == 1 && sp.Adapter.Where != nil {
 		fmt.Fprintf(gs.Stderr, "Using %s\n", sp.Adapter.Where(sp.Props))
 	}
-	c := &capacitySearch{gs: gs, base: p, db: db, dist: dist, dir: sp.Output.ResultsDir, settings: settings}
-	c.rec = &capacity.Record{Kind: capacity.RecordKind, Tool: "ycsbctl", Version: version.Version, DB: db, Workload: workloadName(gs.Args),
-		Label: sp.Output.Label, Mode: run.ModeSingleHost, Agents: []string{run.LocalAgent}, Threads: sp.Threads,
-		CommandLine: append([]string{"ycsbctl"}, gs.Args...), StartedAt: gs.Clock.Now(), Settings: settings,
-		ProbeSeconds: settings.Probe.Seconds(), WarmupSeconds: settings.Warmup.Seconds(), IntervalSeconds: sp.StatusInterval.Seconds(),
-		Status: capacity.StatusRunning, Answer: capacity.Answer{Ended: capacity.EndRunning}}
-	if dist != nil {
-		c.rec.Mode, c.rec.Agents = run.ModeDistributed, dist.Agents
-	}
+	c := newCapacitySearch(gs, sp, settings, dist, sessionExtras{})
 	fmt.Fprintf(gs.Stderr, "ycsbctl %s\n", version.Version)
 	fmt.Fprintf(gs.Stderr, "Command line: %s\n", properties.Printable(strings.Join(bundle.RedactArgs(c.rec.CommandLine), " ")))
 	for _, n := range append(notes, sp.Warnings...) {
 		fmt.Fprintln(gs.Stderr, n)
 	}
+	return c.run()
+}
+
+// newCapacitySearch prepares the search of settings over base, the
+// probes' run (its results directory is the capacity bundle's).
+func newCapacitySearch(gs *GlobalState, base *spec.Spec, settings capacity.Settings, dist *coordinator.Config, x sessionExtras) *capacitySearch {
+	c := &capacitySearch{gs: gs, base: base, dist: dist, dir: base.Output.ResultsDir, settings: settings, x: x}
+	cmdline, wl := append([]string{"ycsbctl"}, gs.Args...), workloadName(gs.Args)
+	if len(x.commandLine) > 0 {
+		cmdline, wl = append([]string{"ycsbctl"}, x.commandLine...), x.workload
+	}
+	c.rec = &capacity.Record{Kind: capacity.RecordKind, Tool: "ycsbctl", Version: version.Version, DB: base.DB, Workload: wl,
+		Label: base.Output.Label, Mode: run.ModeSingleHost, Agents: []string{run.LocalAgent}, Threads: base.Threads,
+		CommandLine: cmdline, StartedAt: gs.Clock.Now(), Settings: settings, Suite: x.suite,
+		ProbeSeconds: settings.Probe.Seconds(), WarmupSeconds: settings.Warmup.Seconds(), IntervalSeconds: base.StatusInterval.Seconds(),
+		Status: capacity.StatusRunning, Answer: capacity.Answer{Ended: capacity.EndRunning}}
+	if dist != nil {
+		c.rec.Mode, c.rec.Agents = run.ModeDistributed, dist.Agents
+	}
+	return c
+}
+
+// run claims the capacity bundle, runs the search and writes its record
+// and the probes' table (to stdout).
+func (c *capacitySearch) run() error {
+	gs, settings := c.gs, c.settings
 	if c.dir != "" {
-		claimed, err := bundle.Claim(c.dir, sp.Output.Overwrite)
+		claimed, err := bundle.Claim(c.dir, c.base.Output.Overwrite)
 		if err != nil {
 			return invalid(fmt.Errorf("--results %s: %w", c.dir, err))
 		}
@@ -223,7 +188,6 @@ func runCapacity(gs *GlobalState, cmd *cobra.Command, f *ycsbFlags, cf *capacity
 	fmt.Fprintf(gs.Stderr, "Capacity search at %s, errors <= %s: from %s ops/s, at most %d probes of %s after a %s warm-up, to within %s\n",
 		c.rec.Objectives(), capacity.FormatShare(settings.MaxErrorRate), capacity.FormatRate(settings.Start), settings.MaxProbes,
 		settings.Probe, settings.Warmup, capacity.FormatShare(settings.Precision))
-
 	endSignals := c.watchSignals()
 	probes, answer, searchErr := (&capacity.Search{Settings: settings, Prober: capacity.ProberFunc(c.probe),
 		Logf: func(format string, a ...any) { fmt.Fprintf(gs.Stderr, format+"\n", a...) },
@@ -265,64 +229,17 @@ func runCapacity(gs *GlobalState, cmd *cobra.Command, f *ycsbFlags, cf *capacity
 	return nil
 }
 
-// probeProperties makes p the properties of every probe (the target is
-// each probe's own) and returns what the operator should know of it.
-func probeProperties(p *properties.Properties, s *capacity.Settings) []string {
-	var notes []string
-	if v, ok := p.Lookup(spec.PropMeasurementMode); ok && v != "both" {
-		notes = append(notes, fmt.Sprintf("%s=%s replaced by both: objectives are judged on intended-time latencies (coordinated omission corrected), and both are recorded", spec.PropMeasurementMode, v))
-	}
-	p.Set(spec.PropMeasurementMode, "both")
-	for _, k := range []string{spec.PropMaxExecution, spec.PropWarmupTime, spec.PropWarmupOps} {
-		if v, ok := p.Lookup(k); ok {
-			notes = append(notes, fmt.Sprintf("%s=%s replaced: every probe runs --probe %s after --warmup %s", k, v, s.Probe, s.Warmup))
-		}
-	}
-	p.Set(workload.PropOperationCount, "0")
-	p.Set(spec.PropMaxExecution, strconv.FormatInt(int64(s.Probe/time.Second), 10))
-	p.Set(spec.PropWarmupTime, strconv.FormatFloat(s.Warmup.Seconds(), 'g', -1, 64))
-	p.Delete(spec.PropWarmupOps)
-	if !p.Has(spec.PropStatusInterval) {
-		// At least six intervals per probe for the steadiness check,
-		// and no longer than YCSB's default.
-		iv := min(10, s.Probe.Seconds()/6)
-		p.Set(spec.PropStatusInterval, strconv.FormatFloat(iv, 'g', 4, 64))
-	}
-	return notes
-}
-
-// checkCapacitySpec refuses what a capacity search cannot honour, before
-// any load.
-func checkCapacitySpec(sp *spec.Spec, objs []capacity.Objective) error {
-	if v, ok := sp.Props.Lookup(spec.PropTarget); ok {
-		return &properties.Error{Property: spec.PropTarget, Value: v, Expected: "no target: the search sets each probe's target, from --start up to --max (flag -target is not taken)"}
-	}
-	if f := sp.Output.ExportFile; f != "" {
-		return &properties.Error{Property: spec.PropExportFile, Value: f, Expected: "none: each probe's summary is in its bundle under --results (summary.txt)"}
-	}
-	if sp.Output.HlogPath != "" {
-		return &properties.Error{Property: spec.PropHdrFileOutput, Value: "true", Expected: "false: each probe's HdrHistogram log is merged.hlog in its bundle under --results"}
-	}
-	probe := time.Duration(sp.MaxExecution)
-	if n := probe / sp.StatusInterval; n < 3 {
-		return &properties.Error{Property: spec.PropStatusInterval, Value: sp.Props.String(spec.PropStatusInterval, ""),
-			Expected: fmt.Sprintf("at most a third of --probe %s (flag --interval): the steadiness check needs at least 3 intervals per probe", probe)}
-	}
-	return capacity.CheckMix(objs, sp.Workload)
-}
-
 // probe runs one probe as a run of its own, through the session every run
 // goes through, and collects what the search judges.
 func (c *capacitySearch) probe(ctx context.Context, plan capacity.Plan) (*capacity.Measured, error) {
 	if why := c.stopped(); why != "" {
 		return nil, exitcode.Wrap(exitcode.Stopped, fmt.Errorf("stopped by operator (%s) before probe %d", why, plan.N))
 	}
-	p := c.base.Clone()
-	p.Set(spec.PropTarget, strconv.FormatFloat(plan.Target, 'g', -1, 64))
+	set := map[string]string{spec.PropTarget: strconv.FormatFloat(plan.Target, 'g', -1, 64)}
 	if c.dir != "" {
-		p.Set(spec.PropResults, filepath.Join(c.dir, bundle.ProbeDir(plan.N)))
+		set[spec.PropResults] = filepath.Join(c.dir, bundle.ProbeDir(plan.N))
 	}
-	sp, err := spec.Parse(c.db, p, run.Run)
+	sp, err := c.base.With(set)
 	if err != nil {
 		return nil, invalid(err)
 	}
@@ -340,9 +257,17 @@ func (c *capacitySearch) probe(ctx context.Context, plan capacity.Plan) (*capaci
 		// summary goes to stderr (and its bundle).
 		child.Stdout = c.gs.Stderr
 	}
-	o := sessionOptions(&child, sp, sessionExtras{})
+	// A probe's run carries the search's command line; the suite's
+	// record of the step is the capacity bundle's, not each probe's.
+	x := c.x
+	x.suite = nil
+	o := sessionOptions(&child, sp, x)
 	o.Sinks = []run.Sink{col}
 	o.Banner = fmt.Sprintf("Capacity %s — %s", what, plan.Bracket)
+	if c.gs.Banner != "" {
+		// A suite's progress heads the probe's.
+		o.Banner = c.gs.Banner + " · " + o.Banner
+	}
 	o.StatusPrefix = fmt.Sprintf("[probe %d, %s ops/s] ", plan.N, capacity.FormatRate(plan.Target))
 	s := session.New(o)
 	err = runSession(&child, s, sp, c.dist)

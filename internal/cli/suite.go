@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/internal/capacity"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
@@ -270,6 +271,7 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 	fmt.Fprintf(stderr, "suite %s: %s %s, results in %s\n", file.Name, plural.Count(len(plan.Items), "item"), where, dir)
 	st, code := r.Run(gs.Ctx)
 	printSuiteSummary(gs.Stdout, st)
+	printCapacities(gs.Stdout, dir, st)
 	if err := writeSuiteReports(gs, dir); err != nil {
 		fmt.Fprintf(stderr, "suite %s: no summary: %v\n", file.Name, err)
 	}
@@ -308,6 +310,18 @@ func printSuiteSummary(w io.Writer, st *suite.State) {
 	}
 }
 
+// printCapacities says each capacity step's answer, from its record.
+func printCapacities(w io.Writer, dir string, st *suite.State) {
+	for _, s := range st.Steps {
+		if !s.Searched() || s.Dir == "" {
+			continue
+		}
+		if rec, err := capacity.Read(filepath.Join(dir, s.Dir)); err == nil {
+			fmt.Fprintf(w, "%s %s: %s\n", s.Database, filepath.Base(s.Dir), rec.AnswerText())
+		}
+	}
+}
+
 // writeSuiteReports writes the workbook, the CSV and the comparison page
 // of a suite's results directory.
 func writeSuiteReports(gs *GlobalState, dir string) error {
@@ -328,6 +342,13 @@ func writeSuiteReports(gs *GlobalState, dir string) error {
 			sr.Sweep = append(sr.Sweep, report.SweepPoint{Key: v.Key, Value: v.Value})
 		}
 		page.Runs = append(page.Runs, sr)
+	}
+	for _, s := range d.Searches {
+		sc := report.SuiteCapacity{Database: s.State.Database, Step: s.StepName(), Record: s.Record}
+		for _, v := range s.State.Sweep {
+			sc.Sweep = append(sc.Sweep, report.SweepPoint{Key: v.Key, Value: v.Value})
+		}
+		page.Capacities = append(page.Capacities, sc)
 	}
 	for _, sc := range d.State.Scans {
 		page.Notes = append(page.Notes, fmt.Sprintf("Thread scan %s %s: knee at %d thread(s): %s.", sc.Database, sc.Step, sc.Knee, sc.Reason))

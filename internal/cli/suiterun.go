@@ -54,6 +54,22 @@ func (e *suiteExecutor) Schema(ctx context.Context, it *suite.Item) exitcode.Cod
 
 // Run runs one load, run or warm-up.
 func (e *suiteExecutor) Run(ctx context.Context, it *suite.Item, sp *spec.Spec, step *bundle.SuiteStep) exitcode.Code {
+	return e.step(ctx, it, sp, step, func(child *GlobalState, x sessionExtras) error {
+		return runSpec(child, sp, e.dist, x)
+	})
+}
+
+// Capacity runs one capacity step's search, as `ycsbctl capacity` runs
+// its own.
+func (e *suiteExecutor) Capacity(ctx context.Context, it *suite.Item, sp *spec.Spec, step *bundle.SuiteStep) exitcode.Code {
+	return e.step(ctx, it, sp, step, func(child *GlobalState, x sessionExtras) error {
+		return newCapacitySearch(child, sp, *it.Step.Capacity, e.dist, x).run()
+	})
+}
+
+// step runs one item through do, with the suite's context, banner and
+// streams (or the item's log), and the item's equivalent command line.
+func (e *suiteExecutor) step(ctx context.Context, it *suite.Item, sp *spec.Spec, step *bundle.SuiteStep, do func(*GlobalState, sessionExtras) error) exitcode.Code {
 	name := logName(it)
 	if dir := sp.Output.ResultsDir; dir != filepath.Join(e.plan.ResultsDir, it.Dir) {
 		name += "-" + filepath.Base(dir) // a thread-scan try
@@ -76,7 +92,7 @@ func (e *suiteExecutor) Run(ctx context.Context, it *suite.Item, sp *spec.Spec, 
 		child.Stdout, child.Stderr = out, out
 		child.Stdin = strings.NewReader("")
 	}
-	err := runSpec(&child, sp, e.dist, sessionExtras{commandLine: cmdline, workload: filepath.Base(it.Workload), suite: step})
+	err := do(&child, sessionExtras{commandLine: cmdline, workload: filepath.Base(it.Workload), suite: step})
 	if err != nil && !errors.Is(err, errSilent) {
 		fmt.Fprintf(child.Stderr, "Error: %s\n", redact.Text(err.Error()))
 	}

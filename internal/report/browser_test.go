@@ -119,6 +119,11 @@ func TestBrowserRendersReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	pages["capacity"] = writeFile(t, filepath.Join(out, "capacity.html"), capPage.Bytes())
+	var suitePage bytes.Buffer
+	if err := suiteCapacityFixture(mustLoad(t, other)).WriteHTML(&suitePage, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	pages["suite-capacity"] = writeFile(t, filepath.Join(out, "suite-capacity.html"), suitePage.Bytes())
 
 	for name, file := range pages {
 		t.Run(name, func(t *testing.T) {

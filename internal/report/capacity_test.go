@@ -112,3 +112,55 @@ func TestCapacityReport(t *testing.T) {
 		t.Errorf("first row %v", rows[1])
 	}
 }
+
+// suiteCapacityFixture is a suite page with a load run and one capacity
+// step searched on two databases (the second sustains less).
+func suiteCapacityFixture(load *Run) *SuitePage {
+	a := capacityFixture()
+	b := capacityFixture()
+	b.DB = "mongodb"
+	b.Answer.Capacity, b.Answer.Achieved = 2000, 1990
+	for i := range b.Probes {
+		b.Probes[i].Achieved *= 0.7
+	}
+	return &SuitePage{Name: "s", Databases: []string{"cassandra", "mongodb"},
+		Runs: []SuiteRun{{Database: "cassandra", Step: "01-load-workloada", Run: load}},
+		Capacities: []SuiteCapacity{
+			{Database: "cassandra", Step: "02-capacity-workloada", Record: a},
+			{Database: "mongodb", Step: "02-capacity-workloada", Record: b},
+		}}
+}
+
+// TestSuiteCapacitySection: compare.html's capacity section has one bar
+// per database at its capacity, and per objective the databases' curves
+// overlaid (every judged probe a point, the bound drawn across).
+func TestSuiteCapacitySection(t *testing.T) {
+	p := suiteCapacityFixture(nil)
+	bars, curves := p.capacityCharts()
+	if bars == nil {
+		t.Fatal("no capacity bars")
+	}
+	if len(bars.Groups) != 1 || bars.Groups[0] != "02-capacity-workloada" {
+		t.Errorf("groups %v", bars.Groups)
+	}
+	if len(bars.Bars) != 2 || bars.Bars[0].Values[0] != 3000 || bars.Bars[1].Values[0] != 2000 {
+		t.Errorf("bars %+v", bars.Bars)
+	}
+	if len(curves) != 2 {
+		t.Fatalf("%d curves, expected one per objective (READ.p99, UPDATE.p99.9)", len(curves))
+	}
+	c := curves[0]
+	if !strings.Contains(c.Title, "READ p99 intended") || len(c.HLines) != 1 || c.HLines[0].Value != 10000 {
+		t.Errorf("curve %q, lines %+v", c.Title, c.HLines)
+	}
+	if len(c.Series) != 2 || c.Series[0].Name != "cassandra" || c.Series[1].Name != "mongodb" {
+		t.Fatalf("series %+v", c.Series)
+	}
+	if n := len(c.Series[0].X); n != len(judged(p.Capacities[0].Record)) {
+		t.Errorf("%d points, expected one per judged probe", n)
+	}
+	notes := p.capacityNotes()
+	if len(notes) != 2 || !strings.Contains(notes[1], "mongodb 02-capacity-workloada: Capacity: 2000 ops/s") {
+		t.Errorf("notes %q", notes)
+	}
+}

@@ -53,6 +53,8 @@ type SuitePage struct {
 	Runs      []SuiteRun
 	// Notes are shown under the header (thread-scan knees, failed steps).
 	Notes []string
+	// Capacities are the suite's capacity steps: a section of their own.
+	Capacities []SuiteCapacity
 }
 
 const suiteHeader = `
@@ -62,6 +64,11 @@ const suiteHeader = `
 </header>
 <main>
 {{range .Notes}}<p class="muted">{{.}}</p>
+{{end}}{{if .CapacityBars}}<h2>Capacity</h2>
+<p class="muted">The highest target each database sustained within the objectives (intended-time latencies, coordinated omission corrected), per scenario; then each objective's percentile against the throughput each probe achieved, the databases overlaid. Each search's probes are in its capacity bundle ('ycsbctl report DIR/&lt;database&gt;/&lt;step&gt;').</p>
+{{range .CapacityNotes}}<p>{{.}}</p>
+{{end}}<div class="charts"><div class="chartbox">{{.CapacityBars}}</div></div>
+<div class="charts">{{range .CapacityCurves}}<div class="chartbox">{{.}}</div>{{end}}</div>
 {{end}}{{if .SweepCharts}}<h2>Sweeps</h2>
 <div class="charts">{{range .SweepCharts}}<div class="chartbox">{{.}}</div>{{end}}</div>
 {{end}}`
@@ -84,6 +91,9 @@ func (p *SuitePage) WriteHTML(w io.Writer, now time.Time) error {
 	for _, r := range p.Runs {
 		steps[r.Step] = true
 	}
+	for _, c := range p.Capacities {
+		steps[c.Step] = true
+	}
 	data := struct {
 		Name        string
 		Databases   []string
@@ -91,7 +101,17 @@ func (p *SuitePage) WriteHTML(w io.Writer, now time.Time) error {
 		Runs        []SuiteRun
 		Notes       []string
 		SweepCharts []template.HTML
-	}{Name: p.Name, Databases: p.Databases, Steps: len(steps), Runs: p.Runs, Notes: p.Notes}
+		// The capacity section, when the suite has capacity steps.
+		CapacityBars   template.HTML
+		CapacityCurves []template.HTML
+		CapacityNotes  []string
+	}{Name: p.Name, Databases: p.Databases, Steps: len(steps), Runs: p.Runs, Notes: p.Notes, CapacityNotes: p.capacityNotes()}
+	if bars, curves := p.capacityCharts(); bars != nil {
+		data.CapacityBars = template.HTML(bars.SVG())
+		for _, ch := range curves {
+			data.CapacityCurves = append(data.CapacityCurves, template.HTML(ch.SVG()))
+		}
+	}
 	for _, ch := range p.sweepCharts() {
 		data.SweepCharts = append(data.SweepCharts, template.HTML(ch.SVG()))
 	}

@@ -47,6 +47,11 @@ func definition(p *Plan, it *Item) map[string]string {
 	if it.Step.ThreadsFromScan {
 		d["threads"] = "from the thread scan"
 	}
+	if c := it.Step.Capacity; c != nil && it.Kind == KindCapacity {
+		// The probes' length is in the properties; the rest of the
+		// search's settings here.
+		d["capacity"] = strings.Join(c.Args(), " ")
+	}
 	return d
 }
 
@@ -161,7 +166,11 @@ func (p *Plan) CheckResume() error {
 		if failed[dir] {
 			return // run again anyway
 		}
-		b, ok := completeBundle(filepath.Join(p.ResultsDir, dir))
+		full := filepath.Join(p.ResultsDir, dir)
+		b, ok := completeBundle(full)
+		if it.Kind == KindCapacity {
+			b, ok = searchAsRun(full)
+		}
 		if !ok {
 			return
 		}
@@ -172,7 +181,7 @@ func (p *Plan) CheckResume() error {
 		bad = append(bad, Mismatch{Dir: dir, Differences: differences(b, want.Definition, props)})
 	}
 	for _, it := range p.Items {
-		if it.Kind != KindLoad && it.Kind != KindRun {
+		if it.Kind != KindLoad && it.Kind != KindRun && it.Kind != KindCapacity {
 			continue
 		}
 		if it.ThreadScan == nil {
@@ -191,6 +200,22 @@ func (p *Plan) CheckResume() error {
 		return &MismatchError{ResultsDir: p.ResultsDir, Steps: bad}
 	}
 	return nil
+}
+
+// searchAsRun is a complete capacity search in dir as differences reads
+// a run: its suite record, and the properties of its probes' run (the
+// first probe's, less the target each probe sets).
+func searchAsRun(dir string) (*bundle.Run, bool) {
+	rec, ok := completeSearch(dir)
+	if !ok {
+		return nil, false
+	}
+	r := &bundle.Run{Suite: rec.Suite}
+	if b, err := bundle.Read(filepath.Join(dir, bundle.ProbeDir(1))); err == nil {
+		r.Config.Properties = copyMap(b.Run.Config.Properties)
+		delete(r.Config.Properties, spec.PropTarget)
+	}
+	return r, true
 }
 
 // failedBefore marks the bundle directories suite.json records as failed

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/internal/capacity"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
@@ -342,7 +343,7 @@ func (x *expander) emit(db Database, k int, fixed []sweptValue) error {
 			}
 		}
 	}
-	if s.WarmupWorkload == "" {
+	if s.WarmupWorkload == "" && s.Kind != KindCapacity {
 		if s.WarmupTime > 0 {
 			layers[spec.PropWarmupTime] = fmtFloat(s.WarmupTime.Seconds())
 		}
@@ -486,6 +487,12 @@ func (x *expander) finish(it *Item) error {
 		props.Set(k, v)
 	}
 	props.Set(spec.PropResults, filepath.Join(x.p.ResultsDir, it.Dir))
+	if it.Kind == KindCapacity {
+		// The spec is every probe's but for its target and directory,
+		// as `ycsbctl capacity` makes it (what it replaces is the
+		// search's to set).
+		capacity.ProbeProperties(props, s.Capacity)
+	}
 	phase := run.Run
 	if it.Kind == KindLoad {
 		phase = run.Load
@@ -501,6 +508,11 @@ func (x *expander) finish(it *Item) error {
 		}
 		return x.errAt(s, line, k, "step %s of %s: %v", it.Name, it.DB.Name, err)
 	}
+	if it.Kind == KindCapacity {
+		if err := capacity.CheckSpec(sp, s.Capacity.Objectives); err != nil {
+			return x.errAt(s, 0, string(KindCapacity), "step %s of %s: %v", it.Name, it.DB.Name, err)
+		}
+	}
 	it.Spec = sp
 	it.Estimate = estimate(it)
 	it.Definition = definition(x.p, it)
@@ -512,6 +524,10 @@ func (x *expander) finish(it *Item) error {
 // warm-up, then the time limit or operations at the target rate.
 func estimate(it *Item) time.Duration {
 	sp := it.Spec
+	if it.Kind == KindCapacity {
+		// The number of probes depends on the database.
+		return 0
+	}
 	var d time.Duration
 	if sp.WarmupTime > 0 {
 		d += sp.WarmupTime
@@ -557,8 +573,11 @@ func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 // run session; nothing parses this.
 func (p *Plan) CommandLine(it *Item, sp *spec.Spec) []string {
 	phase := "run"
-	if it.Kind == KindLoad {
+	switch it.Kind {
+	case KindLoad:
 		phase = "load"
+	case KindCapacity:
+		phase = "capacity"
 	}
 	var args []string
 	if len(p.Agents) > 0 {
@@ -574,6 +593,9 @@ func (p *Plan) CommandLine(it *Item, sp *spec.Spec) []string {
 	for _, k := range sortedKeys(props) {
 		args = append(args, "-p", k+"="+props[k])
 	}
+	if it.Kind == KindCapacity {
+		args = append(args, it.Step.Capacity.Args()...)
+	}
 	return append(args, "--results", sp.Output.ResultsDir)
 }
 
@@ -581,7 +603,7 @@ func (p *Plan) CommandLine(it *Item, sp *spec.Spec) []string {
 func (p *Plan) Measured() int {
 	n := 0
 	for _, it := range p.Items {
-		if it.Kind == KindLoad || it.Kind == KindRun {
+		if it.Kind == KindLoad || it.Kind == KindRun || it.Kind == KindCapacity {
 			n++
 		}
 	}
@@ -662,6 +684,10 @@ func (p *Plan) Print(w io.Writer) error {
 		}
 		if it.Schema {
 			pr("      first: ycsbctl drop %s, then ycsbctl init %s (the schema, recreated)\n", it.DB.DB, it.DB.DB)
+		}
+		if c := it.Step.Capacity; c != nil && it.Kind == KindCapacity {
+			pr("      capacity search at %s: probes of %s after a %s warm-up, from %s ops/s up to %s, at most %d, to within %s\n",
+				c.ObjectivesText(), FormatDuration(c.Probe), FormatDuration(c.Warmup), fmtFloat(c.Start), fmtFloat(c.Max), c.MaxProbes, capacity.FormatShare(c.Precision))
 		}
 		if ts := it.ThreadScan; ts != nil {
 			pr("      thread scan: threads 1, 2, 4, ... up to %d until throughput grows less than %s%%; reports the knee\n", ts.Max, fmtFloat(ts.MinGain*100))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/capacity"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/outfile"
@@ -32,6 +33,11 @@ type Executor interface {
 	// thread-scan try's or scan-sized spec differs from it.Spec in its
 	// thread count), writing its bundle with step's record in it.
 	Run(ctx context.Context, it *Item, sp *spec.Spec, step *bundle.SuiteStep) exitcode.Code
+	// Capacity runs the capacity search of item it over sp (the probes'
+	// run but for each one's target), as `ycsbctl capacity` (or
+	// `coordinator capacity`) does, writing its capacity bundle with
+	// step's record in it.
+	Capacity(ctx context.Context, it *Item, sp *spec.Spec, step *bundle.SuiteStep) exitcode.Code
 }
 
 // Progress is where the suite stands; the runner reports it before and
@@ -106,7 +112,12 @@ func (r *Runner) complete(dir string, step *bundle.SuiteStep) bool {
 	if r.failedBefore[dir] {
 		return false
 	}
-	b, ok := completeBundle(filepath.Join(r.Plan.ResultsDir, dir))
+	full := filepath.Join(r.Plan.ResultsDir, dir)
+	if capacity.IsBundle(full) {
+		rec, ok := completeSearch(full)
+		return ok && rec.Suite != nil && rec.Suite.Fingerprint == step.Fingerprint
+	}
+	b, ok := completeBundle(full)
 	return ok && b.Suite != nil && b.Suite.Fingerprint == step.Fingerprint
 }
 
@@ -252,14 +263,14 @@ func (r *Runner) skippable(i int, it *Item) bool {
 		return false
 	}
 	switch it.Kind {
-	case KindLoad, KindRun:
+	case KindLoad, KindRun, KindCapacity:
 		if it.ThreadScan != nil {
 			return false // each try is checked on its own
 		}
 		return r.complete(it.Dir, r.stepRecord(it, it.Spec))
 	}
 	for _, next := range r.Plan.Items[i+1:] {
-		if next.Kind == KindLoad || next.Kind == KindRun {
+		if next.Kind == KindLoad || next.Kind == KindRun || next.Kind == KindCapacity {
 			return next.ThreadScan == nil && next.DB.Name == it.DB.Name && r.complete(next.Dir, r.stepRecord(next, next.Spec))
 		}
 	}
@@ -270,12 +281,18 @@ func (r *Runner) runItem(ctx context.Context, i int, it *Item) exitcode.Code {
 	ss := &r.state.Steps[i]
 	if r.skippable(i, it) {
 		ss.Status = StatusResumed
-		if it.Kind == KindLoad || it.Kind == KindRun {
+		switch it.Kind {
+		case KindLoad, KindRun:
 			if b, err := bundle.Read(filepath.Join(r.Plan.ResultsDir, it.Dir)); err == nil {
 				ss.Started, ss.Ended = b.Run.StartedAt, b.Run.EndedAt
 				ss.setExit(b.Run.ExitCode)
 			}
-		} else {
+		case KindCapacity:
+			if rec, err := capacity.Read(filepath.Join(r.Plan.ResultsDir, it.Dir)); err == nil {
+				ss.Started, ss.Ended = rec.StartedAt, rec.EndedAt
+				ss.setExit(rec.ExitCode)
+			}
+		default:
 			// A pause or warm-up before a complete step: not run again,
 			// and no exit code of its own to show.
 			ss.Status = StatusSkipped
@@ -348,6 +365,9 @@ func (r *Runner) execute(ctx context.Context, it *Item, ss *StepState) exitcode.
 	// this one's files.
 	_ = os.RemoveAll(filepath.Join(r.Plan.ResultsDir, it.Dir))
 	ss.Args = r.Plan.CommandLine(it, sp)
+	if it.Kind == KindCapacity {
+		return r.Exec.Capacity(ctx, it, sp, r.stepRecord(it, sp))
+	}
 	return r.Exec.Run(ctx, it, sp, r.stepRecord(it, sp))
 }
 

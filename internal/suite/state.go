@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/capacity"
 	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 )
@@ -73,8 +74,12 @@ type StepState struct {
 	ScanOf string `json:"thread_scan_of,omitempty"`
 }
 
-// Measured reports whether the step writes a bundle the summaries use.
+// Measured reports whether the step writes a run bundle the summaries
+// use (a capacity step's bundle holds a search: see Searched).
 func (s *StepState) Measured() bool { return s.Kind == KindLoad || s.Kind == KindRun }
+
+// Searched reports whether the step writes a capacity bundle.
+func (s *StepState) Searched() bool { return s.Kind == KindCapacity }
 
 // ScanState is a thread scan's result.
 type ScanState struct {
@@ -121,6 +126,16 @@ func (s *StepState) Exit() (int, bool) {
 
 // setExit records the step's exit code.
 func (s *StepState) setExit(code int) { s.ExitCode = &code }
+
+// completeSearch reads dir's capacity record when its search ended by
+// its own rules: what --resume may reuse, if its fingerprint matches.
+func completeSearch(dir string) (*capacity.Record, bool) {
+	rec, err := capacity.Read(dir)
+	if err != nil || rec.Status != capacity.StatusComplete || rec.ExitCode != 0 {
+		return nil, false
+	}
+	return rec, true
+}
 
 // completeBundle reads dir's bundle when it holds a run that ended
 // normally: what --resume may reuse, if its fingerprint matches.

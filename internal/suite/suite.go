@@ -18,6 +18,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/ycsbctl/ycsbctl/internal/capacity"
 )
 
 // File is a parsed suite file.
@@ -65,6 +67,9 @@ const (
 	KindRun    Kind = "run"
 	KindPause  Kind = "pause"
 	KindWarmup Kind = "warmup"
+	// KindCapacity searches for the highest target that meets latency
+	// objectives (internal/capacity): one capacity bundle per item.
+	KindCapacity Kind = "capacity"
 )
 
 // Step is one entry of steps.
@@ -100,7 +105,9 @@ type Step struct {
 	// ThreadScan, when set, doubles threads from 1 until throughput grows
 	// less than ThreadScan.MinGain.
 	ThreadScan *ThreadScan
-	Line       int
+	// Capacity is a capacity step's search settings.
+	Capacity *capacity.Settings
+	Line     int
 }
 
 // Sweep is one swept property of a step.
@@ -464,8 +471,15 @@ func (p *parser) databases(v *yaml.Node) ([]Database, error) {
 	return out, nil
 }
 
-var stepKeys = []string{"load", "run", "pause", "name", "properties", "per_database", "threads", "target", "recordcount", "sweep",
-	"warmup", "duration", "operations", "warmup_workload", "schema", "threadscan"}
+var stepKeys = []string{"load", "run", "pause", "capacity", "name", "properties", "per_database", "threads", "target", "recordcount", "sweep",
+	"warmup", "duration", "operations", "warmup_workload", "schema", "threadscan",
+	"slo", "max_error_rate", "precision", "probe", "start", "max", "max_probes"}
+
+// capacityKeys are a capacity step's own keys, `ycsbctl capacity`'s flags
+// (warmup, shared with run steps, is each probe's warm-up there).
+var capacityKeys = map[string]string{"slo": capacity.SettingSLO, "max_error_rate": capacity.SettingMaxErrorRate,
+	"precision": capacity.SettingPrecision, "probe": capacity.SettingProbe, "start": capacity.SettingStart,
+	"max": capacity.SettingMax, "max_probes": capacity.SettingMaxProbes, "warmup": capacity.SettingWarmup}
 
 // sweepable keys accept a list.
 var sweepable = map[string]bool{"threads": true, "target": true, "recordcount": true}
@@ -501,19 +515,20 @@ func (p *parser) steps(v *yaml.Node) ([]Step, error) {
 func (p *parser) step(e *yaml.Node) (Step, error) {
 	s := Step{Line: e.Line}
 	if e.Kind != yaml.MappingNode {
-		return s, p.errf(e, "steps", "expected a step mapping (load: W, run: W or pause: DURATION)")
+		return s, p.errf(e, "steps", "expected a step mapping (load: W, run: W, capacity: W or pause: DURATION)")
 	}
 	keyNodes := map[string]*yaml.Node{}
+	capIn := capacity.DefaultInput()
 	err := p.each(e, "a step", stepKeys, func(key string, k, v *yaml.Node) error {
 		keyNodes[key] = k
-		if v.Kind == yaml.SequenceNode && !sweepable[key] {
+		if v.Kind == yaml.SequenceNode && !sweepable[key] && key != "slo" {
 			return p.errf(k, key, "cannot be swept: threads, target and recordcount accept a list, and sweep: {PROPERTY: [values]} sweeps any property")
 		}
 		var err error
 		switch key {
-		case "load", "run":
+		case "load", "run", "capacity":
 			if s.Kind != "" {
-				return p.errf(k, key, "a step is one of load, run or pause, not both %s and %s", s.Kind, key)
+				return p.errf(k, key, "a step is one of load, run, capacity or pause, not both %s and %s", s.Kind, key)
 			}
 			s.Kind = Kind(key)
 			s.Workload, err = p.str(key, v)
@@ -522,7 +537,7 @@ func (p *parser) step(e *yaml.Node) (Step, error) {
 			}
 		case "pause":
 			if s.Kind != "" {
-				return p.errf(k, key, "a step is one of load, run or pause, not both %s and %s", s.Kind, key)
+				return p.errf(k, key, "a step is one of load, run, capacity or pause, not both %s and %s", s.Kind, key)
 			}
 			s.Kind = KindPause
 			s.Pause, err = p.duration(key, v)
@@ -601,6 +616,28 @@ func (p *parser) step(e *yaml.Node) (Step, error) {
 			}
 		case "threadscan":
 			s.ThreadScan, err = p.threadScan(v)
+		case "slo":
+			capIn.SLOs, err = p.strList(key, v)
+		case "max_error_rate":
+			capIn.MaxErrorRate, err = p.str(key, v)
+		case "precision":
+			capIn.Precision, err = p.str(key, v)
+		case "probe":
+			capIn.Probe, err = p.duration(key, v)
+		case "start", "max":
+			var xs []float64
+			if xs, err = p.floats(key, v); err == nil {
+				if key == "start" {
+					capIn.Start = xs[0]
+				} else {
+					capIn.Max = xs[0]
+				}
+			}
+		case "max_probes":
+			var xs []int64
+			if xs, err = p.ints(key, v, 1); err == nil {
+				capIn.MaxProbes = int(min(xs[0], capacity.MaxMaxProbes+1))
+			}
 		}
 		return err
 	})
@@ -618,9 +655,16 @@ func (p *parser) step(e *yaml.Node) (Step, error) {
 	if _, ok := props[PropThreads]; ok && s.ThreadsFromScan {
 		return bad("threads", "threads: scan takes the thread count from the scan; do not also sweep threadcount")
 	}
+	if s.Kind != KindCapacity {
+		for _, k := range stepKeys {
+			if _, own := capacityKeys[k]; own && k != "warmup" && keyNodes[k] != nil {
+				return bad(k, "only a capacity step takes the search's settings (slo, max_error_rate, precision, probe, start, max, max_probes)")
+			}
+		}
+	}
 	switch s.Kind {
 	case "":
-		return s, p.errf(e, "steps", "a step needs one of load: WORKLOAD, run: WORKLOAD or pause: DURATION")
+		return s, p.errf(e, "steps", "a step needs one of load: WORKLOAD, run: WORKLOAD, capacity: WORKLOAD or pause: DURATION")
 	case KindPause:
 		for _, k := range stepKeys {
 			if keyNodes[k] != nil && k != "pause" && k != "name" {
@@ -646,6 +690,36 @@ func (p *parser) step(e *yaml.Node) (Step, error) {
 		if s.WarmupWorkload != "" && s.WarmupTime == 0 && s.WarmupOps == 0 {
 			return bad("warmup_workload", "needs warmup: a duration or an operation count for the warm-up run")
 		}
+	case KindCapacity:
+		for _, k := range []string{"target", "duration", "operations", "warmup_workload", "schema", "threadscan"} {
+			if keyNodes[k] != nil {
+				return bad(k, "not allowed on a capacity step (the search sets each probe's target and length: start, max, probe, warmup)")
+			}
+		}
+		if _, ok := s.Sweep(PropTarget); ok {
+			return bad("sweep", "target: not allowed on a capacity step (the search sets each probe's target)")
+		}
+		if s.WarmupOps > 0 {
+			return bad("warmup", "on a capacity step: expected a duration (each probe's warm-up)")
+		}
+		if keyNodes["warmup"] != nil {
+			capIn.Warmup = s.WarmupTime
+		}
+		// The error names the setting by its key, and the line is that
+		// key's (the step's for a missing slo).
+		which := "slo"
+		settings, err := capIn.Settings(func(flag string) string {
+			for k, f := range capacityKeys {
+				if f == flag {
+					which = k
+				}
+			}
+			return which
+		})
+		if err != nil {
+			return s, p.errf(orNode(keyNodes[which], e), which, "%v", err)
+		}
+		s.Capacity = &settings
 	}
 	return s, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	_ "github.com/ycsbctl/ycsbctl/adapters/all"
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/capacity"
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/run"
@@ -241,6 +242,35 @@ func (f *fakeExec) Run(_ context.Context, it *Item, sp *spec.Spec, step *bundle.
 	}
 	if err := bundle.WriteRun(dir, &bundle.Run{Status: run.StatusComplete, Suite: step, Config: bundle.Config{Properties: sp.Props.Map()},
 		Summary: bundle.Summary{Throughput: tp}}); err != nil {
+		panic(err)
+	}
+	return exitcode.OK
+}
+
+// Capacity records the search and writes a complete capacity bundle:
+// capacity.json with step's record and one probe's run bundle at the
+// target start.
+func (f *fakeExec) Capacity(_ context.Context, it *Item, sp *spec.Spec, step *bundle.SuiteStep) exitcode.Code {
+	f.mu.Lock()
+	f.calls = append(f.calls, "capacity "+it.DB.DB+" "+filepath.Base(sp.Output.ResultsDir))
+	f.specs = append(f.specs, sp)
+	f.mu.Unlock()
+	dir := sp.Output.ResultsDir
+	set := it.Step.Capacity
+	probe, err := sp.With(map[string]string{spec.PropTarget: fmtFloat(set.Start), spec.PropResults: filepath.Join(dir, bundle.ProbeDir(1))})
+	if err != nil {
+		panic(err)
+	}
+	if err := os.MkdirAll(probe.Output.ResultsDir, 0o755); err != nil {
+		panic(err)
+	}
+	if err := bundle.WriteRun(probe.Output.ResultsDir, &bundle.Run{Status: run.StatusComplete, Config: bundle.Config{Properties: probe.Props.Map()}}); err != nil {
+		panic(err)
+	}
+	rec := &capacity.Record{Kind: capacity.RecordKind, DB: it.DB.DB, Settings: *set, Status: capacity.StatusComplete, Suite: step,
+		Probes: []capacity.Probe{{N: 1, Measured: capacity.Measured{Target: set.Start, Achieved: set.Start, Bundle: bundle.ProbeDir(1)}, Verdict: capacity.Pass, Steady: true}},
+		Answer: capacity.Answer{Found: true, Capacity: set.Start, Probe: 1, Ended: capacity.EndAtMax}}
+	if err := rec.Write(dir); err != nil {
 		panic(err)
 	}
 	return exitcode.OK

@@ -1,6 +1,6 @@
 // Package workbook summarises a suite's results directory: summary.xlsx
-// (sheets Overall, Operations, Periods, Environment, Thread scans and a
-// throughput chart), written with excelize so that LibreOffice and Excel open it,
+// (sheets Overall, Operations, Periods, Environment, Thread scans,
+// Capacity and a throughput chart), written with excelize so that LibreOffice and Excel open it,
 // and summary.csv with the Overall rows. Every number is read from the
 // step bundles (run.json), so the workbook and the bundles never
 // disagree.
@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/capacity"
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
 	"github.com/ycsbctl/ycsbctl/internal/suite"
 )
@@ -49,6 +50,8 @@ type Data struct {
 	Dir   string
 	State *suite.State
 	Steps []*Step
+	// Searches are the capacity steps with their records.
+	Searches []*Search
 	// Missing lists measured steps without a readable bundle (failed
 	// before writing one, or not run yet).
 	Missing []suite.StepState
@@ -62,6 +65,15 @@ func Collect(dir string) (*Data, error) {
 	}
 	d := &Data{Dir: dir, State: st}
 	for _, ss := range st.Steps {
+		if ss.Searched() && ss.Dir != "" {
+			rec, err := capacity.Read(filepath.Join(dir, ss.Dir))
+			if err != nil {
+				d.Missing = append(d.Missing, ss)
+				continue
+			}
+			d.Searches = append(d.Searches, &Search{State: ss, Record: rec})
+			continue
+		}
 		if !ss.Measured() || ss.Dir == "" {
 			continue
 		}
@@ -75,7 +87,7 @@ func Collect(dir string) (*Data, error) {
 	// Thread-scan tries are appended after the plan; show them in plan
 	// order, each database's tries together.
 	sort.SliceStable(d.Steps, func(i, j int) bool { return d.Steps[i].State.Seq < d.Steps[j].State.Seq })
-	if len(d.Steps) == 0 {
+	if len(d.Steps) == 0 && len(d.Searches) == 0 {
 		return nil, fmt.Errorf("%s: no step has a bundle yet", dir)
 	}
 	return d, nil

@@ -20,6 +20,13 @@ const (
 	SheetChart      = "Throughput chart"
 )
 
+// table is one sheet's name, columns and rows.
+type table struct {
+	name   string
+	header []string
+	rows   [][]Cell
+}
+
 // WriteXLSX writes the workbook to path.
 func (d *Data) WriteXLSX(path string) error {
 	f := excelize.NewFile()
@@ -33,11 +40,7 @@ func (d *Data) WriteXLSX(path string) error {
 	if err != nil {
 		return err
 	}
-	sheets := []struct {
-		name   string
-		header []string
-		rows   [][]Cell
-	}{
+	sheets := []table{
 		{SheetOverall, OverallHeader, d.OverallRows()},
 		{SheetOperations, OperationsHeader, d.OperationRows()},
 		{SheetPeriods, PeriodsHeader, d.PeriodRows()},
@@ -45,11 +48,10 @@ func (d *Data) WriteXLSX(path string) error {
 		{SheetEnv, EnvironmentHeader, d.EnvironmentRows()},
 	}
 	if len(d.State.Scans) > 0 {
-		sheets = append(sheets, struct {
-			name   string
-			header []string
-			rows   [][]Cell
-		}{SheetScans, ScansHeader, d.ScanRows()})
+		sheets = append(sheets, table{SheetScans, ScansHeader, d.ScanRows()})
+	}
+	if len(d.Searches) > 0 {
+		sheets = append(sheets, table{SheetCapacity, CapacityHeader, d.CapacityRows()})
 	}
 	for _, s := range sheets {
 		if s.name != SheetOverall {
@@ -61,8 +63,10 @@ func (d *Data) WriteXLSX(path string) error {
 			return fmt.Errorf("sheet %s: %w", s.name, err)
 		}
 	}
-	if err := d.addChart(f, header); err != nil {
-		return fmt.Errorf("chart: %w", err)
+	if len(d.Steps) > 0 {
+		if err := d.addChart(f, header); err != nil {
+			return fmt.Errorf("chart: %w", err)
+		}
 	}
 	f.SetActiveSheet(0)
 	return outfile.WriteWith(path, 0o644, func(w io.Writer) error { return f.Write(w) })
