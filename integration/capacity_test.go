@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"math"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,9 +15,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/xuri/excelize/v2"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/capacity"
+	"github.com/ycsbctl/ycsbctl/internal/workbook"
 )
 
 // Capacity searches against databases whose capacity is known: the basic
@@ -174,4 +177,52 @@ func TestCapacityCassandra(t *testing.T) {
 	require.True(t, ok)
 	assert.LessOrEqual(t, v, 10000.0, "READ p99 at the capacity")
 	t.Logf("cassandra capacity at READ.p99<=10ms (workload C, 16 threads): %s ops/s, %s", capacity.FormatRate(rec.Answer.Capacity), rec.Answer.Ended)
+}
+
+// TestCapacitySuiteStepOverAgents: a suite's capacity step over two agent
+// processes (2 threads × 2 ms each: 2000 ops/s together) finds the knee
+// as `coordinator capacity` does, records the search in suite.json and
+// capacity.json, and the workbook's Capacity sheet says it.
+func TestCapacitySuiteStepOverAgents(t *testing.T) {
+	ports := freePorts(t, 2)
+	var addrs []string
+	var agents []*cliProc
+	for _, p := range ports {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
+		agents = append(agents, startCLI(t, 20*time.Minute, "", "agent", "--listen", addr))
+		addrs = append(addrs, addr)
+	}
+	for i, a := range agents {
+		waitListening(t, addrs[i], a, time.Minute)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "cap.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`name: cap
+properties: {basicdb.verbose: false, basicdb.simulatedelay: `+strconv.Itoa(knownDelayMs)+`, basicdb.randomizedelay: false, status.interval: 0.5}
+databases: [basic]
+steps:
+  - capacity: workloadc
+    threads: 2
+    slo: 'READ.p99<=200ms'
+    probe: 3s
+    warmup: 1s
+    start: 1000
+    precision: 10%
+    max_probes: 16
+`), 0o644))
+	res := filepath.Join(dir, "results")
+	r := runCLI(t, 10*time.Minute, "", "suite", file, "--agents", strings.Join(addrs, ","), "--results", res)
+	requireExit(t, r, 0)
+	rec := readCapacity(t, filepath.Join(res, "basic", "01-capacity-workloadc"))
+	assert.Equal(t, "distributed", rec.Mode)
+	require.NotNil(t, rec.Suite)
+	requireNearKnee(t, rec, 2*2*1000/knownDelayMs)
+	assert.Contains(t, r.stdout, "basic 01-capacity-workloadc: "+rec.AnswerText())
+	x, err := excelize.OpenFile(filepath.Join(res, "summary.xlsx"))
+	require.NoError(t, err)
+	defer func() { _ = x.Close() }()
+	rows, err := x.GetRows(workbook.SheetCapacity, excelize.Options{RawCellValue: true})
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	assert.Contains(t, rows[1], workbook.FormatCell(rec.Answer.Capacity))
 }
