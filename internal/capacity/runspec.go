@@ -102,7 +102,7 @@ func (s *Settings) Args() []string {
 	return append(args, SettingMaxErrorRate, strconv.FormatFloat(s.MaxErrorRate, 'g', -1, 64),
 		SettingPrecision, strconv.FormatFloat(s.Precision, 'g', -1, 64),
 		SettingProbe, s.Probe.String(), SettingWarmup, s.Warmup.String(),
-		SettingStart, strconv.FormatFloat(s.Start, 'g', -1, 64), SettingMax, strconv.FormatFloat(s.Max, 'g', -1, 64),
+		SettingStart, strconv.FormatFloat(s.Start, 'f', -1, 64), SettingMax, strconv.FormatFloat(s.Max, 'f', -1, 64),
 		SettingMaxProbes, strconv.Itoa(s.MaxProbes))
 }
 
