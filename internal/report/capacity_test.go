@@ -164,3 +164,17 @@ func TestSuiteCapacitySection(t *testing.T) {
 		t.Errorf("notes %q", notes)
 	}
 }
+
+// TestSuiteCapacityOnly: a suite of capacity steps alone (no run bundle)
+// still gets its page.
+func TestSuiteCapacityOnly(t *testing.T) {
+	p := suiteCapacityFixture(nil)
+	p.Runs = nil
+	var b bytes.Buffer
+	if err := p.WriteHTML(&b, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `id="suite-capacity"`) {
+		t.Error("no capacity bars")
+	}
+}
