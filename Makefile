@@ -7,7 +7,7 @@ LDFLAGS  := -X github.com/ycsbctl/ycsbctl/internal/version.Version=$(VERSION)
 PKGS     := ./...
 GOLANGCI := .tools/bin/golangci-lint
 
-.PHONY: help build demo setup test test-all unit race lint integration cluster-test bench bench-dbs proto clean
+.PHONY: help build demo setup test test-all unit race lint integration cluster-test bench bench-dbs capacity-knees proto clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -53,6 +53,9 @@ cluster-test: build ## root only: 4 hosts (network namespaces, systemd, sshd), A
 bench: ## per-operation harness cost and end-to-end basic-DB throughput
 	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,16 ./internal/workload/ ./internal/generator/ ./internal/measurement/ ./adapters/cassandra/ ./internal/clock/
 	./scripts/bench-e2e.sh
+
+capacity-knees: build ## how close ycsbctl capacity lands to known knees (basic with fixed delays; minutes)
+	./scripts/capacity-knees.sh
 
 bench-dbs: ## ycsbctl beside Java YCSB on the real test servers (JAVA_YCSB_HOME: built Java YCSB for its adapters)
 	./scripts/bench-dbs.sh $(DBS)
