@@ -4,10 +4,12 @@ package integration
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,7 +80,7 @@ func readCapacity(t *testing.T, dir string) *capacity.Record {
 // throughput, below every failing target; each probe's bundle holds the
 // run the search judged. agents is how many load generators each probe's
 // bundle must show.
-func checkSearch(t *testing.T, dir string, rec *capacity.Record, agents int) {
+func checkSearch(t checkT, dir string, rec *capacity.Record, agents int) {
 	t.Helper()
 	s := rec.Settings
 	require.Equal(t, capacity.StatusComplete, rec.Status, "%s", rec.Error)
@@ -179,6 +181,50 @@ func checkSearch(t *testing.T, dir string, rec *capacity.Record, agents int) {
 	}
 }
 
+// checkT is what checkSearch needs of a test, so that a recorder can
+// stand in for one to show the check fails on a broken record.
+type checkT interface {
+	require.TestingT
+	Helper()
+}
+
+// recorder counts the failures of a check instead of failing a test.
+type recorder struct{ failures int }
+
+func (r *recorder) Errorf(string, ...any) { r.failures++ }
+func (r *recorder) FailNow()              { r.failures++; runtime.Goexit() }
+func (r *recorder) Helper()               {}
+
+// requireCheckFails breaks one rule at a time in copies of a record that
+// passed checkSearch, and requires the check to fail on each.
+func requireCheckFails(t *testing.T, dir string, rec *capacity.Record, agents int) {
+	t.Helper()
+	last := len(rec.Probes) - 1
+	flip := map[capacity.Verdict]capacity.Verdict{capacity.Pass: capacity.Fail, capacity.Fail: capacity.Pass}
+	for name, tamper := range map[string]func(r *capacity.Record){
+		"a verdict its measurements do not give": func(r *capacity.Record) { r.Probes[0].Verdict = flip[r.Probes[0].Verdict] },
+		"a target the rules do not give":         func(r *capacity.Record) { r.Probes[last].Target++ },
+		"a capacity above the highest pass":      func(r *capacity.Record) { r.Answer.Capacity *= 1.01 },
+		"an ending the bracket does not give":    func(r *capacity.Record) { r.Answer.Ended = capacity.EndInterrupted },
+		"operations its bundle did not record":   func(r *capacity.Record) { r.Probes[last].Operations++ },
+		"a probe beyond the budget":              func(r *capacity.Record) { r.Settings.MaxProbes = last },
+	} {
+		b, err := json.Marshal(rec)
+		require.NoError(t, err)
+		var bad capacity.Record
+		require.NoError(t, json.Unmarshal(b, &bad))
+		tamper(&bad)
+		var r recorder
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			checkSearch(&r, dir, &bad, agents)
+		}()
+		<-done
+		assert.Positive(t, r.failures, "the check passed a record with %s", name)
+	}
+}
+
 // nextTarget is the search's rule for the next target from the bracket
 // (docs/capacity.md): double while nothing failed, halve while nothing
 // passed, then bisect (to whole operations per second where the bracket
@@ -206,7 +252,7 @@ func nextTarget(b capacity.Bracket, s *capacity.Settings) (float64, capacity.End
 // checkPercentiles: a probe's percentiles rise with the percentile, and
 // no intended-time percentile is below the service-time one (a call's
 // intended time includes its service time).
-func checkPercentiles(t *testing.T, p *capacity.Probe) {
+func checkPercentiles(t checkT, p *capacity.Probe) {
 	t.Helper()
 	for _, l := range p.Latency {
 		if l.Count == 0 {
@@ -249,6 +295,7 @@ func TestCapacityKnownKnee(t *testing.T) {
 	assert.Equal(t, args, rec.CommandLine[1:], "the command line as given")
 	checkSearch(t, dir, rec, 1)
 	belowKnee(t, rec, kneeOf(1, 4))
+	requireCheckFails(t, dir, rec, 1)
 	require.True(t, rec.Answer.Found, "even a loaded host serves 1000 ops/s or half of it down the ramp")
 	assert.Contains(t, r.stdout, rec.AnswerText())
 	assert.Contains(t, r.stderr, "[probe 1, 1000 ops/s] ", "status lines name the probe")
