@@ -116,7 +116,10 @@ func TestInProcessLoadAndRun(t *testing.T) {
 	if total < 2900 || total > 3100 {
 		t.Errorf("throughput x runtime = %d", total)
 	}
-	if len(rep.Intervals) < 4 {
+	// At least two, to merge more than one: a saturated machine delays
+	// the reporters' 0.2 s ticks (a ticker drops ticks a late reader
+	// missed), so a 1 s run may have 3 intervals instead of 5.
+	if len(rep.Intervals) < 2 {
 		t.Fatalf("only %d intervals", len(rep.Intervals))
 	}
 	var ivOps int64
