@@ -201,7 +201,7 @@ func (in *internals) Read(ctx context.Context) (adapters.InternalsReading, error
 	r := adapters.InternalsReading{Product: "HBase"}
 	var sources, errs []string
 	for _, ep := range in.endpoints {
-		n := len(r.Metrics)
+		n, failed := len(r.Metrics), len(errs)
 		for _, q := range []struct {
 			qry    string
 			prefix string
@@ -227,8 +227,13 @@ func (in *internals) Read(ctx context.Context) (adapters.InternalsReading, error
 				}
 			}
 		}
-		if len(r.Metrics) > n {
+		switch {
+		case len(r.Metrics) > n:
 			sources = append(sources, ep.url)
+		case len(errs) == failed:
+			// A daemon serves /jmx some seconds before it registers
+			// its HBase beans.
+			errs = append(errs, "no HBase beans yet at "+ep.url)
 		}
 	}
 	if in.product == "" {

@@ -42,6 +42,10 @@ type env struct {
 	agents      []string // host:port of every agent, in order
 	hostAddrs   []string
 	lock        *os.File // the machine's cluster lock, held (cluster_lock_test.go)
+	// hbasePids are the HBase units' main pids ("hN/hbase-ROLE"), taken
+	// before stopHBaseCluster stops them: systemd forgets a stopped
+	// unit's ExecMainPID (it reads 0), and the telemetry check runs after.
+	hbasePids map[string]int
 }
 
 func (e *env) cmd(ctx context.Context, name string, args ...string) *exec.Cmd {

@@ -154,7 +154,12 @@ install_node() {
 	if [ "$role" = zookeeper ]; then write_zookeeper_config "$addr"; else write_hbase_config "$addr" "$zk"; fi
 	unit="hbase-$role"
 	# The conf dir goes first on the class path: hbase-site.xml is read
-	# from there.
+	# from there. Then the Servlet 3.1 API: the web UI needs it, and
+	# Hadoop's dependencies also bring servlet-api 2.5, whose older
+	# ServletContext would otherwise come first (the master then fails to
+	# construct with NoSuchMethodError createFilter).
+	local servlet="$lib/javax.servlet-api-3.1.0.jar"
+	[ -f "$servlet" ] || die "no $servlet (the web UI telemetry reads needs it): run integration/servers.sh install hbase"
 	cat >"/etc/systemd/system/$unit.service" <<-EOF
 		[Unit]
 		Description=HBase 2.6.4 $role (ycsbctl cluster test)
@@ -163,7 +168,7 @@ install_node() {
 		[Service]
 		Type=simple
 		WorkingDirectory=$DIR
-		ExecStart=$JAVA -Xms$heap -Xmx$heap -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError $JDK17_OPTS -Djava.net.preferIPv4Stack=true -Dhbase.log.dir=$DIR/logs -Dzookeeper.admin.enableServer=false -Dlog4j2.configurationFile=$DIR/conf/log4j2.properties -cp $DIR/conf:$lib/* $main $args
+		ExecStart=$JAVA -Xms$heap -Xmx$heap -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError $JDK17_OPTS -Djava.net.preferIPv4Stack=true -Dhbase.log.dir=$DIR/logs -Dzookeeper.admin.enableServer=false -Dlog4j2.configurationFile=$DIR/conf/log4j2.properties -cp $DIR/conf:$servlet:$lib/* $main $args
 		StandardOutput=append:$DIR/logs/$role.log
 		StandardError=append:$DIR/logs/$role.log
 		LimitNOFILE=100000

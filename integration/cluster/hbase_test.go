@@ -141,6 +141,12 @@ func startHBaseCluster(t *testing.T, e *env) error {
 // so the later steps run on hosts without HBase.
 func stopHBaseCluster(t *testing.T, e *env) {
 	t.Helper()
+	e.hbasePids = map[string]int{}
+	for _, d := range hbaseDaemons() {
+		unit := "hbase-" + d.role
+		out, _ := e.clusterErr("exec", fmt.Sprintf("h%d", d.n), "systemctl", "show", "-p", "MainPID", "--value", unit)
+		e.hbasePids[fmt.Sprintf("h%d/%s", d.n, unit)], _ = strconv.Atoi(strings.TrimSpace(out))
+	}
 	start := time.Now()
 	stop := func(n int, role string) {
 		if out, err := e.clusterErr("exec", fmt.Sprintf("h%d", n), "systemctl", "stop", "hbase-"+role); err != nil {

@@ -50,14 +50,26 @@ func readBundleRun(t *testing.T, dir string) *bundle.Run {
 }
 
 // unitPid is the pid a host's systemd knows a unit's main process by (in
-// the host's own PID namespace, where its agent looks), still known once
-// the unit has stopped (ExecMainPID).
+// the host's own PID namespace, where its agent looks), read while the
+// unit runs (systemd forgets it once the unit has stopped: see hbasePid).
 func (e *env) unitPid(t *testing.T, n int, unit string) int {
 	t.Helper()
 	out, err := e.clusterErr("exec", fmt.Sprintf("h%d", n), "systemctl", "show", "-p", "ExecMainPID", "--value", unit)
 	pid, perr := strconv.Atoi(strings.TrimSpace(out))
 	if err != nil || perr != nil || pid <= 0 {
 		t.Fatalf("h%d: ExecMainPID of %s: %v %v %q", n, unit, err, perr, out)
+	}
+	return pid
+}
+
+// hbasePid is the pid hN's HBase unit ran under, taken by
+// stopHBaseCluster before it stopped the unit.
+func (e *env) hbasePid(t *testing.T, n int, unit string) int {
+	t.Helper()
+	key := fmt.Sprintf("h%d/%s", n, unit)
+	pid := e.hbasePids[key]
+	if pid <= 0 {
+		t.Fatalf("%s: no main pid taken before the unit stopped (%v)", key, e.hbasePids)
 	}
 	return pid
 }
@@ -155,7 +167,7 @@ func testTelemetryHBase(t *testing.T, e *env) {
 	for _, phase := range []string{"load", "run"} {
 		r := readBundleRun(t, filepath.Join(e.tmp, "hbase-"+phase))
 		what := "hbase " + phase
-		checkServerHost(t, what, hostOf(t, r, hbaseMasterHost), "hbase-master", e.unitPid(t, hbaseMasterHost, "hbase-master"), "master.region_servers")
+		checkServerHost(t, what, hostOf(t, r, hbaseMasterHost), "hbase-master", e.hbasePid(t, hbaseMasterHost, "hbase-master"), "master.region_servers")
 		for _, iv := range hostOf(t, r, hbaseMasterHost).Intervals {
 			if v, ok := iv.Internals.Value("master.region_servers"); ok && v != float64(len(hbaseRSHosts)) {
 				t.Errorf("%s: the master counts %v region servers, want %d", what, v, len(hbaseRSHosts))
@@ -163,7 +175,7 @@ func testTelemetryHBase(t *testing.T, e *env) {
 		}
 		for _, n := range hbaseRSHosts {
 			h := hostOf(t, r, n)
-			checkServerHost(t, what, h, "hbase-regionserver", e.unitPid(t, n, "hbase-regionserver"), "regionserver.memstore_bytes")
+			checkServerHost(t, what, h, "hbase-regionserver", e.hbasePid(t, n, "hbase-regionserver"), "regionserver.memstore_bytes")
 			writes := 0.0
 			for _, iv := range h.Intervals {
 				if v, ok := iv.Internals.Value("regionserver.write_requests_per_sec"); ok {
