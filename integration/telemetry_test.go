@@ -57,17 +57,24 @@ func thisHost(roles ...string) adapters.Host {
 	return h
 }
 
+// openAdapter opens db with props and returns it with its close.
+func openAdapter(ctx context.Context, t *testing.T, db string, props map[string]string) (adapters.DB, func()) {
+	t.Helper()
+	info, err := adapters.Lookup(db)
+	require.NoError(t, err)
+	d, err := info.Driver.Open(ctx, properties.FromMap(props))
+	require.NoError(t, err)
+	return d, func() { _ = d.(adapters.Closer).Close() }
+}
+
 // readInternals opens the adapter's internals for this host and reads
 // them twice (counters need two readings to become rates in the sampler).
 func readInternals(t *testing.T, db string, props map[string]string, roles ...string) adapters.InternalsReading {
 	t.Helper()
-	info, err := adapters.Lookup(db)
-	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d, err := info.Driver.Open(ctx, properties.FromMap(props))
-	require.NoError(t, err)
-	defer func() { _ = d.(adapters.Closer).Close() }()
+	d, closeDB := openAdapter(ctx, t, db, props)
+	defer closeDB()
 	sp, ok := d.(adapters.ServerProcesses)
 	require.True(t, ok, "%s names its server processes", db)
 	require.NotEmpty(t, sp.ServerProcesses())
@@ -92,13 +99,10 @@ func readInternals(t *testing.T, db string, props map[string]string, roles ...st
 // readInternalsAt opens the adapter's internals as host h and reads them once.
 func readInternalsAt(t *testing.T, db string, props map[string]string, h adapters.Host) adapters.InternalsReading {
 	t.Helper()
-	info, err := adapters.Lookup(db)
-	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d, err := info.Driver.Open(ctx, properties.FromMap(props))
-	require.NoError(t, err)
-	defer func() { _ = d.(adapters.Closer).Close() }()
+	d, closeDB := openAdapter(ctx, t, db, props)
+	defer closeDB()
 	in, err := d.(adapters.InternalsSource).OpenInternals(ctx, h)
 	require.NoError(t, err, "internals as %+v", h)
 	require.NotNil(t, in, "a host with the server's role reads its internals")
