@@ -312,17 +312,7 @@ func TestCapacityKnownKnee(t *testing.T) {
 // capacity.json and suite.json with its equivalent command, and the
 // workbook's Capacity sheet says its answer.
 func TestCapacityOverAgents(t *testing.T) {
-	ports := freePorts(t, 2)
-	var addrs []string
-	var agents []*cliProc
-	for _, p := range ports {
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
-		agents = append(agents, startCLI(t, 20*time.Minute, "", "agent", "--listen", addr))
-		addrs = append(addrs, addr)
-	}
-	for i, a := range agents {
-		waitListening(t, addrs[i], a, time.Minute)
-	}
+	_, addrs := startAgents(t, 2)
 	knee := kneeOf(2, 2)
 
 	dir := filepath.Join(t.TempDir(), "cap")

@@ -69,7 +69,7 @@ func startAgents(t *testing.T, n int, extra ...string) ([]*cliProc, []string) {
 		addrs = append(addrs, addr)
 	}
 	for i, p := range procs {
-		waitListening(t, addrs[i], p, 30*time.Second)
+		waitListening(t, addrs[i], p, time.Minute)
 	}
 	return procs, addrs
 }

@@ -95,17 +95,7 @@ func TestSuiteCassandra(t *testing.T) {
 
 	t.Run("Distributed", func(t *testing.T) {
 		const table = "ycsbctl_suite_dist"
-		ports := freePorts(t, 3)
-		var addrs []string
-		var agents []*cliProc
-		for _, p := range ports {
-			addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
-			agents = append(agents, startCLI(t, 20*time.Minute, "", "agent", "--listen", addr))
-			addrs = append(addrs, addr)
-		}
-		for i, a := range agents {
-			waitListening(t, addrs[i], a, time.Minute)
-		}
+		_, addrs := startAgents(t, 3)
 		dir := t.TempDir()
 		file := filepath.Join(dir, "suite.yaml")
 		require.NoError(t, os.WriteFile(file, []byte(campaignFile(host, port, table)), 0o644))
