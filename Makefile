@@ -43,12 +43,12 @@ lint: ## gofmt, go vet (also the integration tests) and the pinned golangci-lint
 	$(GOLANGCI) run --build-tags cluster ./integration/cluster/
 
 integration: build ## integration tests: starts Cassandra, HBase and FerretDB on 127.0.0.1 through integration/servers.sh
-	$(GO) test -count=1 -tags integration -timeout 80m -v ./integration/ 2>&1 | tee .integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|integration_test|servers.sh' ; exit $${PIPESTATUS[0]}
+	$(GO) test -count=1 -tags integration -timeout 80m -v ./integration/ 2>&1 | tee .integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|integration_test|servers.sh' ; rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || ./scripts/test-failures.sh .integration.log; exit $$rc
 
 cluster-test: build ## root only: 4 hosts (network namespaces, systemd, sshd), Ansible-deployed agents, a 3-node Cassandra cluster, faults, HBase with region servers on two hosts over a shared root directory; figures: grep cluster-figure: .cluster-test.log; runs one at a time on the machine (the test holds /run/lock/ycsbctl-cluster.lock)
 	./integration/servers.sh install cassandra
 	./integration/servers.sh install hbase
-	$(GO) test -count=1 -tags cluster -timeout 75m -v ./integration/cluster/ 2>&1 | tee .cluster-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:' ; exit $${PIPESTATUS[0]}
+	$(GO) test -count=1 -tags cluster -timeout 75m -v ./integration/cluster/ 2>&1 | tee .cluster-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:' ; rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || ./scripts/test-failures.sh .cluster-test.log; exit $$rc
 
 bench: ## per-operation harness cost and end-to-end basic-DB throughput
 	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,16 ./internal/workload/ ./internal/generator/ ./internal/measurement/ ./adapters/cassandra/ ./internal/clock/
