@@ -15,6 +15,14 @@ type ServerProcess struct {
 	Name string
 	// MainClass matches a JVM whose command line runs this main class.
 	MainClass string
+	// Listen are the addresses ("host:port"; an empty host is any
+	// address of the host) the adapter reaches this process at. When one
+	// of them is on this host, only a process listening there is the
+	// server: another of the same name or main class on the host (a
+	// second cluster's node, another namespace's) is not. None on this
+	// host, or none of the processes seen listening (their sockets cannot
+	// be read), leaves the name or main class alone to decide.
+	Listen []string
 }
 
 // ServerProcesses is implemented by bindings whose server runs as known
@@ -71,7 +79,10 @@ type InternalsReading struct {
 
 // Internals reads a server's internals on connections of its own, apart
 // from the workers' pool. Read is called about once per interval from one
-// goroutine; Close ends its connections.
+// goroutine; Close ends its connections. A Read that got some figures but
+// not others returns them with an error naming what it could not read: the
+// figures are kept and the error said once (a missing figure whose cause
+// nobody sees is not found).
 type Internals interface {
 	Read(ctx context.Context) (InternalsReading, error)
 	Close() error

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -176,6 +177,38 @@ func checkServerFound(t *testing.T, run *bundle.Run, r *cliResult, role string, 
 	assert.Positive(t, h.Cores)
 }
 
+// startDecoy starts a process that looks like a server on this host by
+// name and main class (a script named java whose command line holds the
+// class) and listens on nothing; it ends with the test.
+func startDecoy(t *testing.T, mainClass string) {
+	t.Helper()
+	java := filepath.Join(t.TempDir(), "java")
+	require.NoError(t, os.WriteFile(java, []byte("#!/bin/sh\nread line\n"), 0o755))
+	cmd := exec.Command(java, "-cp", "lib/*", mainClass)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+	waitForComm(t, cmd.Process.Pid, "java")
+}
+
+// waitForComm waits until process pid runs under the name comm (a
+// started process takes its name at exec).
+func waitForComm(t *testing.T, pid int, comm string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+		if err == nil && strings.TrimSpace(string(b)) == comm {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d: name %q, want %q (%v)", pid, strings.TrimSpace(string(b)), comm, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // internalsInBundle returns the intervals' internals.
 func internalsInBundle(run *bundle.Run) []*telemetry.Internals {
 	var out []*telemetry.Internals
@@ -205,6 +238,10 @@ func TestTelemetryCassandra(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Query("ALTER TABLE ycsb.usertable WITH memtable_flush_period_in_ms = 1000").Exec())
 	s.Close()
+	// A look-alike of the node on this host (a cluster test's nodes in
+	// their namespaces are others): only the process listening at the
+	// contact point is the server.
+	startDecoy(t, "org.apache.cassandra.service.CassandraDaemon")
 	run, res := telemetryLoad(t, "cassandra", 3000, props)
 	checkServerFound(t, run, res, "cassandra", serverPid(t, "cassandra", "cassandra.pid"))
 	ins := internalsInBundle(run)
@@ -216,15 +253,19 @@ func TestTelemetryCassandra(t *testing.T) {
 		if v, ok := in.Value("thread_pool.MutationStage.completed_per_sec"); ok && v > 0 {
 			completed = true
 		}
+		// A read has the interval to finish in (1 s here): on a loaded
+		// machine the later tables may miss it, so not every interval
+		// has them (that is said in a note).
 		total, ok := in.Value("disk_usage_bytes")
-		assert.True(t, ok, "disk usage read in every interval: %+v", in)
-		ks, ok := in.Value("keyspace_disk_usage_bytes")
-		assert.True(t, ok, "the benchmark keyspace's disk usage read in every interval: %+v", in)
-		assert.LessOrEqual(t, ks, total, "the keyspace is part of the node")
-		onDisk = max(onDisk, ks)
+		ks, ok2 := in.Value("keyspace_disk_usage_bytes")
+		if ok && ok2 {
+			assert.LessOrEqual(t, ks, total, "the keyspace is part of the node")
+			onDisk = max(onDisk, ks)
+		}
 	}
 	assert.True(t, completed, "the node completed mutations during the load: %+v", ins)
 	t.Logf("largest keyspace disk usage during the load: %.0f MiB", onDisk/(1<<20))
+	assert.Positive(t, onDisk, "the keyspace's flushed SSTables on disk during the load: %+v", ins)
 	assert.Positive(t, run.Telemetry.Hosts[0].Summary.DBWriteBytes+int64(run.Telemetry.Hosts[0].Summary.DiskWriteBps),
 		"a load writes: the commit log reaches the page cache of a disk-backed directory")
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,9 +20,19 @@ var (
 	_ adapters.InternalsSource = (*DB)(nil)
 )
 
-// ServerProcesses: a Cassandra node is a JVM running CassandraDaemon.
+// ServerProcesses: a Cassandra node is a JVM running CassandraDaemon, the
+// one serving CQL at a contact point where one is on this host.
 func (d *DB) ServerProcesses() []adapters.ServerProcess {
-	return []adapters.ServerProcess{{Role: "cassandra", MainClass: "org.apache.cassandra.service.CassandraDaemon"}}
+	var listen []string
+	if d.cfg != nil {
+		for _, h := range d.cfg.hosts {
+			if _, _, err := net.SplitHostPort(h); err != nil {
+				h = net.JoinHostPort(h, strconv.Itoa(d.cfg.port))
+			}
+			listen = append(listen, h)
+		}
+	}
+	return []adapters.ServerProcess{{Role: "cassandra", MainClass: "org.apache.cassandra.service.CassandraDaemon", Listen: listen}}
 }
 
 // internalsPools are the thread pools whose queues explain latencies:
@@ -133,8 +144,8 @@ func (in *internals) Close() error {
 // counter), compactions (the compaction executor's queue: Cassandra's
 // pending compactions; running ones from sstable_tasks), data on disk
 // (disk_usage: the node's and the benchmark keyspace's) and the key
-// cache's hit ratio. A table this version lacks is skipped; an error only
-// when nothing could be read.
+// cache's hit ratio. A table that cannot be read is left out and named in
+// the error that comes with the rest.
 func (in *internals) Read(ctx context.Context) (adapters.InternalsReading, error) {
 	if in.product == "" {
 		var v string
@@ -213,7 +224,7 @@ func (in *internals) Read(ctx context.Context) (adapters.InternalsReading, error
 	if err := iter.Close(); err != nil {
 		errs = append(errs, "caches: "+err.Error())
 	}
-	if len(r.Metrics) == 0 {
+	if len(errs) > 0 {
 		return r, fmt.Errorf("system_views: %s", strings.Join(errs, "; "))
 	}
 	return r, nil

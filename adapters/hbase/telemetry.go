@@ -51,12 +51,21 @@ func parseJMXPorts(p *properties.Properties) (jmxPorts, error) {
 }
 
 // ServerProcesses: the master and region servers are JVMs by main class
-// (standalone HBase runs both in the master's JVM).
+// (standalone HBase runs both in the master's JVM), each the one serving
+// its web UI port on this host (where the JMX servlet is read).
 func (d *DB) ServerProcesses() []adapters.ServerProcess {
 	return []adapters.ServerProcess{
-		{Role: "hbase-master", MainClass: "org.apache.hadoop.hbase.master.HMaster"},
-		{Role: "hbase-regionserver", MainClass: "org.apache.hadoop.hbase.regionserver.HRegionServer"},
+		{Role: "hbase-master", MainClass: "org.apache.hadoop.hbase.master.HMaster", Listen: anyAddr(d.jmx.master)},
+		{Role: "hbase-regionserver", MainClass: "org.apache.hadoop.hbase.regionserver.HRegionServer", Listen: anyAddr(d.jmx.regionServer)},
 	}
+}
+
+// anyAddr is port on any address of the host; none for a port that is off (-1).
+func anyAddr(port int) []string {
+	if port <= 0 {
+		return nil
+	}
+	return []string{net.JoinHostPort("", strconv.Itoa(port))}
 }
 
 // OpenInternals finds the JMX servlets of the HBase daemons on this host

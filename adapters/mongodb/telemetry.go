@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
 )
@@ -20,9 +21,20 @@ var (
 	_ adapters.InternalsSource = (*DB)(nil)
 )
 
-// ServerProcesses: mongod, mongos and FerretDB by process name.
+// ServerProcesses: mongod, mongos and FerretDB by process name, the one
+// listening at a host of the connection string where one is on this host.
 func (d *DB) ServerProcesses() []adapters.ServerProcess {
-	return []adapters.ServerProcess{{Role: "mongod", Name: "mongod"}, {Role: "mongos", Name: "mongos"}, {Role: "ferretdb", Name: "ferretdb"}}
+	var listen []string
+	if d.cfg != nil && d.cfg.cs != nil && d.cfg.cs.Scheme != connstring.SchemeMongoDBSRV {
+		for _, hp := range d.cfg.cs.Hosts {
+			if _, _, err := net.SplitHostPort(hp); err != nil {
+				hp = net.JoinHostPort(hp, "27017")
+			}
+			listen = append(listen, hp)
+		}
+	}
+	return []adapters.ServerProcess{{Role: "mongod", Name: "mongod", Listen: listen}, {Role: "mongos", Name: "mongos", Listen: listen},
+		{Role: "ferretdb", Name: "ferretdb", Listen: listen}}
 }
 
 // OpenInternals opens a client of its own, one connection, to the server

@@ -91,6 +91,9 @@ type finder struct {
 	self     int
 	patterns []adapters.ServerProcess
 	user     Pids
+	// listen are the patterns' endpoints on this host, by role
+	// (endpointsByRole): there only the process listening is the server.
+	listen map[string][]endpoint
 }
 
 // what says what the finder looks for, for a note.
@@ -100,11 +103,18 @@ func (f *finder) what() string {
 	}
 	var parts []string
 	for _, p := range f.patterns {
+		part := "a process named " + p.Name
 		if p.MainClass != "" {
-			parts = append(parts, "a JVM running "+p.MainClass)
-		} else {
-			parts = append(parts, "a process named "+p.Name)
+			part = "a JVM running " + p.MainClass
 		}
+		if eps := f.listen[p.Role]; len(eps) > 0 {
+			at := make([]string, len(eps))
+			for i, e := range eps {
+				at[i] = e.String()
+			}
+			part += " listening at " + strings.Join(at, " or ")
+		}
+		parts = append(parts, part)
 	}
 	return strings.Join(parts, " or ")
 }
@@ -155,6 +165,9 @@ func (f *finder) look() ([]found, error) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].pid < out[j].pid })
+	if f.user.Pattern == nil {
+		out = narrow(f.fs, out, f.listen)
+	}
 	return out, nil
 }
 

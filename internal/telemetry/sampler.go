@@ -110,8 +110,9 @@ func Start(cfg Config) (*Sampler, error) {
 	if _, err := src.fs.Stat(); err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
-	s := &Sampler{cfg: cfg, src: src, find: &finder{fs: src.fs, self: cfg.Self, patterns: cfg.Processes, user: cfg.Pids},
-		stop: make(chan struct{}), done: make(chan struct{})}
+	own := localAddrs()
+	s := &Sampler{cfg: cfg, src: src, stop: make(chan struct{}), done: make(chan struct{}),
+		find: &finder{fs: src.fs, self: cfg.Self, patterns: cfg.Processes, user: cfg.Pids, listen: endpointsByRole(cfg.Processes, own)}}
 	// The first look and reading happen before Start returns: the
 	// internals need to know whether the server runs here, and the first
 	// second of the run has a reading to count from.
@@ -120,7 +121,7 @@ func Start(cfg Config) (*Sampler, error) {
 	if cfg.Internals != nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		s.intCancel, s.intDone = cancel, make(chan struct{})
-		host := adapters.Host{Addrs: localAddrs(), Roles: rolesOf(s.found)}
+		host := adapters.Host{Addrs: own, Roles: rolesOf(s.found)}
 		host.Remote = len(s.found) == 0 && cfg.ReadsRemote
 		go s.internalsLoop(ctx, host)
 	}
@@ -291,7 +292,7 @@ func (s *Sampler) internalsLoop(ctx context.Context, host adapters.Host) {
 			_ = in.Close()
 		}
 	}()
-	failing := false
+	failing, partial := false, false
 	fail := func(what string, err error) {
 		if !failing {
 			failing = true
@@ -322,12 +323,16 @@ func (s *Sampler) internalsLoop(ctx context.Context, host adapters.Host) {
 			r, err := in.Read(rctx)
 			cancel()
 			now := time.Now().UnixNano()
-			if err != nil {
+			if err != nil && len(r.Metrics) == 0 {
 				fail("reading", err)
 			} else {
 				if failing {
 					failing = false
 					s.note("telemetry: database internals on %s: read again (%s)", s.cfg.Host, r.Source)
+				}
+				if err != nil && !partial {
+					partial = true
+					s.note("telemetry: database internals on %s: some figures could not be read: %v (the others are kept; said once)", s.cfg.Host, err)
 				}
 				out := &Internals{Product: r.Product, Source: r.Source}
 				for _, m := range r.Metrics {
