@@ -275,5 +275,46 @@ func (in *internals) version(ctx context.Context) string {
 			}
 		}
 	}
+	// HBase 2.x registers no bean with its version, but the configuration
+	// servlet beside /jmx lists hbase.defaults.for.version: the version
+	// the running HBase's defaults were built for (it refuses to start
+	// with defaults of another).
+	for _, ep := range in.endpoints {
+		if v := in.confVersion(ctx, strings.TrimSuffix(ep.url, "/jmx")+"/conf?format=json"); v != "" {
+			return "HBase " + v
+		}
+	}
 	return "HBase"
+}
+
+// confVersion reads hbase.defaults.for.version from a /conf servlet
+// (about 200 KB: read once per run).
+func (in *internals) confVersion(ctx context.Context, url string) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return ""
+	}
+	resp, err := in.client.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	var body struct {
+		Properties []struct {
+			Key   string `json:"key"`
+			Value string `json:"value"`
+		} `json:"properties"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&body); err != nil {
+		return ""
+	}
+	for _, p := range body.Properties {
+		if p.Key == "hbase.defaults.for.version" {
+			return p.Value
+		}
+	}
+	return ""
 }
