@@ -98,17 +98,40 @@ def main():
         final = spool[-1][1]
         sinc = [(spool[i][0] / 60, spool[i][1] - spool[i - 1][1]) for i in range(1, len(spool))]
         st = len(sinc) // 3
-        fig("spool", last_sampled_bytes=final, per_interval_bytes=f"{final / max(intervals, 1):.0f}",
-            per_agent_per_interval_bytes=f"{final / max(intervals, 1) / agents:.0f}",
+        # The rate over the sampled span, so that the header and the
+        # records of the last seconds (spooled after the last sample) do
+        # not skew it.
+        rate = (spool[-1][1] - spool[0][1]) / (spool[-1][0] - spool[0][0]) * 10
+        fig("spool", last_sampled_bytes=final, per_interval_bytes=f"{rate:.0f}",
+            per_agent_per_interval_bytes=f"{rate / agents:.0f}",
             first_third_bytes_per_10s=f"{mean(sinc[:max(st, 1)]):.0f}", last_third_bytes_per_10s=f"{mean(sinc[-max(st, 1):]):.0f}",
             slope_bytes_per_10s_per_min=f"{slope(sinc[st:]):.1f}")
 
-    # Bytes each agent wrote (write syscalls: its gRPC stream to the
-    # coordinator, plus a few log lines) per interval.
-    wire = [s[-1][3] - s[0][3] for r, s in by_role.items() if r.startswith("agent") and s]
-    if wire:
-        fig("agent-wire", mean_bytes_per_interval=f"{sum(wire) / len(wire) / max(intervals, 1):.0f}",
-            max_bytes_per_interval=f"{max(wire) / max(intervals, 1):.0f}", source="proc-io-wchar")
+    # Bytes on each agent's TCP connection to the coordinator (ss) per
+    # 10 s: the records, gRPC framing, heartbeats and acknowledgements.
+    wire_path = os.path.join(d, "wire.tsv")
+    per_port = {}
+    if os.path.exists(wire_path):
+        with open(wire_path) as f:
+            for row in csv.DictReader(f, delimiter="\t"):
+                per_port.setdefault(row["agent_port"], []).append(
+                    (float(row["t_s"]), int(row["bytes_sent"]), int(row["bytes_received"])))
+    sent, recv = [], []
+    for pts in per_port.values():
+        if len(pts) >= 2 and pts[-1][0] > pts[0][0]:
+            span = (pts[-1][0] - pts[0][0]) / 10
+            sent.append((pts[-1][1] - pts[0][1]) / span)
+            recv.append((pts[-1][2] - pts[0][2]) / span)
+    if sent:
+        fig("agent-wire", agents_sampled=len(sent), sent_mean_bytes_per_interval=f"{sum(sent) / len(sent):.0f}",
+            sent_max_bytes_per_interval=f"{max(sent):.0f}", received_mean_bytes_per_interval=f"{sum(recv) / len(recv):.0f}",
+            source="ss-tcp-bytes")
+    # What each agent passed to write(2) and friends per 10 s (/proc/PID/io
+    # wchar): its gRPC stream plus the Go runtime's own wake-up writes.
+    wchar = [(s[-1][3] - s[0][3]) / ((s[-1][0] - s[0][0]) / 10) for r, s in by_role.items()
+             if r.startswith("agent") and len(s) >= 2 and s[-1][0] > s[0][0]]
+    if wchar:
+        fig("agent-writes", mean_bytes_per_interval=f"{sum(wchar) / len(wchar):.0f}", source="proc-io-wchar")
 
     # RSS at fixed minutes and its slope over the last two thirds of the run.
     marks = [m for m in (1, 5, 10, 20, 30) if m * 60 <= dur_s + 10]

@@ -105,6 +105,19 @@ sample() {
   wchar=$(awk '/^wchar:/ {print $2}' "/proc/$pid/io" 2>/dev/null) || return 0
   [ -n "$rss" ] && printf '%s\t%s\t%s\t%s\t%s\n' "$t" "$role" "$rss" "$cpu" "$wchar" >>"$out/samples.tsv"
 }
+# The agents' TCP connections to the coordinator as the kernel counts
+# them (ss), one line per agent: what went over the wire, gRPC framing and
+# heartbeats included, which /proc/PID/io cannot tell from the runtime's
+# own writes.
+ss_filter=$(for a in "${addrs[@]}"; do printf 'sport = :%s or ' "${a##*:}"; done)
+ss_filter="( ${ss_filter% or } )"
+wire_sample() {
+  ss -tinH state established "$ss_filter" 2>/dev/null | awk -v t="$1" '
+    NR % 2 == 1 { n = split($(NF - 1), l, ":"); port = l[n]; next }
+    { for (i = 1; i <= NF; i++) { split($i, kv, ":"); if (kv[1] == "bytes_sent") s[port] += kv[2]; if (kv[1] == "bytes_received") r[port] += kv[2] } }
+    END { for (p in s) printf "%s\t%s\t%s\t%s\n", t, p, s[p], r[p] }' >>"$out/wire.tsv"
+}
+printf 't_s\tagent_port\tbytes_sent\tbytes_received\n' >"$out/wire.tsv"
 printf 't_s\trole\trss_kib\tcpu_s\twchar_bytes\n' >"$out/samples.tsv"
 printf 't_s\tspool_bytes\n' >"$out/spool.tsv"
 t0=$(date +%s.%N)
@@ -113,6 +126,7 @@ while kill -0 "$coord_pid" 2>/dev/null; do
   t=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN {printf "%.1f", a - b}')
   sample "$t" coordinator "$coord_pid"
   for ((i = 0; i < AGENTS; i++)); do sample "$t" "agent$i" "${agent_pids[$i]}"; done
+  wire_sample "$t"
   sp=$(find "$out/results" -maxdepth 1 -name '.spool-*' -printf '%s\n' 2>/dev/null | head -1)
   [ -n "$sp" ] && printf '%s\t%s\n' "$t" "$sp" >>"$out/spool.tsv"
   k=$((k + 1))
