@@ -81,9 +81,13 @@ def main():
     # Coordinator CPU: the total (from time(1), exact at exit) per interval,
     # and the per-10s increments, whose slope says whether merging one
     # interval gets dearer as the run goes on.
-    tm = open(os.path.join(d, "coordinator.time")).read().split()
-    wall, cu, cs, maxrss = float(tm[-4]), float(tm[-3]), float(tm[-2]), int(tm[-1])
     coord = by_role.get("coordinator", [])
+    tm = open(os.path.join(d, "coordinator.time")).read().split() if os.path.exists(os.path.join(d, "coordinator.time")) else []
+    try:
+        wall, cu, cs, maxrss = float(tm[-4]), float(tm[-3]), float(tm[-2]), int(tm[-1])
+    except (IndexError, ValueError):
+        # time(1) did not report (the coordinator was killed): the last sample.
+        wall, cu, cs, maxrss = (coord[-1][0], coord[-1][2], 0.0, max(r for _, r, _, _ in coord)) if coord else (0, 0, 0, 0)
     inc = [(coord[i][0] / 60, coord[i][2] - coord[i - 1][2]) for i in range(1, len(coord))]
     third = len(inc) // 3
     first, last = inc[:max(third, 1)], inc[-max(third, 1):]
