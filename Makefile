@@ -7,7 +7,7 @@ LDFLAGS  := -X github.com/ycsbctl/ycsbctl/internal/version.Version=$(VERSION)
 PKGS     := ./...
 GOLANGCI := .tools/bin/golangci-lint
 
-.PHONY: help build demo setup test test-all unit race lint integration cluster-test bench bench-dbs capacity-knees proto clean
+.PHONY: help build demo setup test test-all unit race lint integration cluster-test bench bench-dbs capacity-knees scale proto clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -56,6 +56,9 @@ bench: ## per-operation harness cost and end-to-end basic-DB throughput
 
 capacity-knees: build ## how close ycsbctl capacity lands to known knees (basic with fixed delays; minutes)
 	./scripts/capacity-knees.sh
+
+scale: build ## scale run: 10 agents x 64 threads on basic through a real coordinator, 30 min (DURATION, TARGET); figures: scale-figure: lines
+	./scripts/scale-run.sh
 
 bench-dbs: ## ycsbctl beside Java YCSB on the real test servers (JAVA_YCSB_HOME: built Java YCSB for its adapters)
 	./scripts/bench-dbs.sh $(DBS)

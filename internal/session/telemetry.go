@@ -7,8 +7,9 @@ import (
 
 // telemetryNotes says what each load generator's sampler says once (the
 // database's processes found or not, internals that cannot be read) and
-// keeps the measured intervals' telemetry for the summary's verdicts,
-// drawn by the same rules as run.json's (telemetry.Builder).
+// tallies the measured intervals' telemetry for the summary's verdicts,
+// drawn by the same rules as run.json's (telemetry.Builder), keeping no
+// interval: a run of any length costs it the same memory.
 type telemetryNotes struct {
 	logf        func(string, ...any)
 	distributed bool
@@ -17,7 +18,7 @@ type telemetryNotes struct {
 }
 
 func newTelemetryNotes(logf func(string, ...any), distributed bool) *telemetryNotes {
-	return &telemetryNotes{logf: logf, distributed: distributed, b: telemetry.NewBuilder(nil, nil)}
+	return &telemetryNotes{logf: logf, distributed: distributed, b: telemetry.NewVerdictBuilder()}
 }
 
 func (t *telemetryNotes) OnInterval(u *run.Update) {
@@ -50,5 +51,5 @@ func (t *telemetryNotes) lines() []string {
 	if !t.seen {
 		return nil
 	}
-	return t.b.Record().Lines()
+	return t.b.Lines()
 }

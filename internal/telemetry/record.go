@@ -101,7 +101,18 @@ type Verdict struct {
 // the Record: one place decides the verdicts whichever reads them.
 type Builder struct {
 	hosts []*Host
+	// tallies hold, by host, what the verdicts are drawn from, added up
+	// as intervals arrive.
+	tallies []tally
+	// verdictsOnly keeps no intervals (the live session's builder): its
+	// memory stays flat however long the run, and it answers Lines only.
+	verdictsOnly bool
 }
+
+// NewVerdictBuilder draws the verdicts of a run as its intervals arrive
+// without keeping them: a session's summary needs the verdicts only,
+// while run.json's full record is built from the spool at the end.
+func NewVerdictBuilder() *Builder { return &Builder{verdictsOnly: true} }
 
 // NewBuilder starts the record of a run's agents; names are their
 // addresses and host names, by index.
@@ -122,6 +133,7 @@ func (b *Builder) Name(agent int, address, hostname string) {
 	for len(b.hosts) <= agent {
 		b.hosts = append(b.hosts, &Host{Agent: len(b.hosts)})
 	}
+	b.sizeTallies()
 	h := b.hosts[agent]
 	h.Address, h.Hostname = address, hostname
 }
@@ -137,27 +149,52 @@ func (b *Builder) Add(agent int, seq, startNs, endNs int64, iv *Interval) {
 	if iv.Samples == 0 {
 		return
 	}
+	b.sizeTallies()
+	b.tallies[agent].add(iv)
+	h.Cores = max(h.Cores, iv.Cores)
+	h.MemTotal = max(h.MemTotal, iv.MemTotal)
+	if b.verdictsOnly {
+		return
+	}
 	c := *iv
 	c.Points, c.Notes = nil, nil
 	h.Intervals = append(h.Intervals, HostInterval{Seq: seq, StartUnixNs: startNs, EndUnixNs: endNs, Interval: c})
-	h.Cores = max(h.Cores, iv.Cores)
-	h.MemTotal = max(h.MemTotal, iv.MemTotal)
+}
+
+func (b *Builder) sizeTallies() {
+	for len(b.tallies) < len(b.hosts) {
+		b.tallies = append(b.tallies, tally{})
+	}
+}
+
+// Lines are the verdicts as the summary prints them (what Record().Lines()
+// says, for a builder of either kind).
+func (b *Builder) Lines() []string {
+	b.sizeTallies()
+	var out []string
+	for i, h := range b.hosts {
+		for _, v := range b.tallies[i].verdicts(h) {
+			out = append(out, v.line())
+		}
+	}
+	return out
 }
 
 // Record summarises every host and draws the verdicts. Nil when no host
 // reported telemetry (it was off, or every agent predates it).
 func (b *Builder) Record() *Record {
+	b.sizeTallies()
 	r := &Record{}
 	some := false
-	for _, h := range b.hosts {
-		if len(h.Intervals) == 0 && len(h.Notes) == 0 {
+	for i, h := range b.hosts {
+		if b.tallies[i].n == 0 && len(h.Notes) == 0 {
 			continue
 		}
 		some = true
 		sort.Slice(h.Intervals, func(i, j int) bool { return h.Intervals[i].Seq < h.Intervals[j].Seq })
 		h.Summary = summarizeHost(h.Intervals)
 		r.Hosts = append(r.Hosts, *h)
-		r.Verdicts = append(r.Verdicts, verdicts(h)...)
+		r.Verdicts = append(r.Verdicts, b.tallies[i].verdicts(h)...)
 	}
 	if !some {
 		return nil
@@ -216,49 +253,58 @@ func (h *Host) name() string {
 	return fmt.Sprintf("agent %d (%s)", h.Agent, h.Address)
 }
 
+// tally is one host's measured intervals as the verdicts need them,
+// added up one interval at a time so that no interval need be kept.
+type tally struct {
+	n, sat, disk       int
+	satBusy, satClient float64
+	worstUtil, ioSum   float64
+	worstDisk          string
+}
+
+func (t *tally) add(iv *Interval) {
+	t.n++
+	if iv.CPU.Busy() >= SaturatedPct || iv.Client.CPUPct >= SaturatedPct {
+		t.sat++
+		t.satBusy += iv.CPU.Busy()
+		t.satClient += iv.Client.CPUPct
+	}
+	hot := iv.CPU.IOWait >= IOWaitHighPct
+	for _, d := range iv.Disks {
+		if d.UtilPct >= UtilHighPct {
+			hot = true
+		}
+		// Ties go to the first name in order, so that the verdict does
+		// not depend on the order the intervals arrived in.
+		if d.UtilPct > t.worstUtil || (d.UtilPct == t.worstUtil && t.worstDisk != "" && d.Name < t.worstDisk) {
+			t.worstUtil, t.worstDisk = d.UtilPct, d.Name
+		}
+	}
+	if hot {
+		t.disk++
+		t.ioSum += iv.CPU.IOWait
+	}
+}
+
 // verdicts: client-bound when the load generator's host was saturated in
 // at least half of the measured intervals; disk-bound (a hint: the disk
 // may be another tenant's) when iowait or a disk's utilisation was high in
 // at least a third of them.
-func verdicts(h *Host) []Verdict {
-	n := len(h.Intervals)
+func (t *tally) verdicts(h *Host) []Verdict {
+	n, sat, disk := t.n, t.sat, t.disk
 	if n == 0 {
 		return nil
-	}
-	var sat, disk int
-	var satBusy, satClient float64
-	var worstDisk string
-	var worstUtil, ioSum float64
-	for _, iv := range h.Intervals {
-		if iv.CPU.Busy() >= SaturatedPct || iv.Client.CPUPct >= SaturatedPct {
-			sat++
-			satBusy += iv.CPU.Busy()
-			satClient += iv.Client.CPUPct
-		}
-		hot := iv.CPU.IOWait >= IOWaitHighPct
-		for _, d := range iv.Disks {
-			if d.UtilPct >= UtilHighPct {
-				hot = true
-			}
-			if d.UtilPct > worstUtil {
-				worstUtil, worstDisk = d.UtilPct, d.Name
-			}
-		}
-		if hot {
-			disk++
-			ioSum += iv.CPU.IOWait
-		}
 	}
 	var out []Verdict
 	if 2*sat >= n && sat > 0 {
 		out = append(out, Verdict{Kind: ClientBound, Agent: h.Agent, Host: h.Hostname, Intervals: sat, Of: n,
 			Text: fmt.Sprintf("%s: the load generator's host was CPU-saturated (≥ %.0f%% busy) in %d of %d measured intervals (mean %.0f%% busy; the load generator itself %.0f%%): latencies include waiting for CPU on the client",
-				h.name(), SaturatedPct, sat, n, satBusy/float64(sat), satClient/float64(sat))})
+				h.name(), SaturatedPct, sat, n, t.satBusy/float64(sat), t.satClient/float64(sat))})
 	}
 	if 3*disk >= n && disk > 0 {
-		detail := fmt.Sprintf("iowait %.0f%% on average in those intervals", ioSum/float64(disk))
-		if worstUtil >= UtilHighPct {
-			detail += fmt.Sprintf("; disk %s up to %.0f%% utilised", worstDisk, worstUtil)
+		detail := fmt.Sprintf("iowait %.0f%% on average in those intervals", t.ioSum/float64(disk))
+		if t.worstUtil >= UtilHighPct {
+			detail += fmt.Sprintf("; disk %s up to %.0f%% utilised", t.worstDisk, t.worstUtil)
 		}
 		out = append(out, Verdict{Kind: DiskBound, Agent: h.Agent, Host: h.Hostname, Intervals: disk, Of: n,
 			Text: fmt.Sprintf("%s: hint: storage was busy (iowait ≥ %.0f%% or a disk ≥ %.0f%% utilised) in %d of %d measured intervals (%s)",
@@ -267,6 +313,8 @@ func verdicts(h *Host) []Verdict {
 	return out
 }
 
+func (v Verdict) line() string { return strings.ToUpper(v.Kind[:1]) + v.Kind[1:] + ": " + v.Text }
+
 // Lines are the verdicts as the summary prints them.
 func (r *Record) Lines() []string {
 	if r == nil {
@@ -274,7 +322,7 @@ func (r *Record) Lines() []string {
 	}
 	var out []string
 	for _, v := range r.Verdicts {
-		out = append(out, strings.ToUpper(v.Kind[:1])+v.Kind[1:]+": "+v.Text)
+		out = append(out, v.line())
 	}
 	return out
 }

@@ -21,24 +21,7 @@ func hostIv(busy, iowait, util, client float64) *Interval {
 // neither.
 func TestVerdicts(t *testing.T) {
 	b := NewBuilder([]string{"10.0.0.1:7420", "10.0.0.2:7420", "10.0.0.3:7420"}, []string{"h1", "h2", "h3"})
-	for seq := int64(1); seq <= 6; seq++ {
-		busy := 50.0
-		if seq%2 == 0 {
-			busy = 95
-		}
-		b.Add(0, seq, seq*10e9, (seq+1)*10e9, hostIv(busy, 0, 5, 30))
-		util := 10.0
-		if seq <= 2 {
-			util = 85
-		}
-		b.Add(1, seq, seq*10e9, (seq+1)*10e9, hostIv(40, 3, util, 5))
-		hot := 30.0
-		if seq == 6 {
-			hot = 99
-		}
-		b.Add(2, seq, seq*10e9, (seq+1)*10e9, hostIv(hot, 1, 1, 10))
-	}
-	b.Add(2, 7, 0, 0, &Interval{Samples: 0, Notes: []string{"telemetry: no database server process on h3"}})
+	feedVerdictCases(b)
 	r := b.Record()
 	require.NotNil(t, r)
 	require.Len(t, r.Hosts, 3)
@@ -68,6 +51,38 @@ func TestVerdicts(t *testing.T) {
 	assert.Len(t, r.Hosts[2].Intervals, 6)
 
 	assert.Nil(t, NewBuilder([]string{"local"}, nil).Record(), "no telemetry, no section")
+
+	// The live session's builder keeps no interval and says the same.
+	live := NewVerdictBuilder()
+	for i, h := range []string{"h1", "h2", "h3"} {
+		live.Name(i, "10.0.0."+string(rune('1'+i))+":7420", h)
+	}
+	feedVerdictCases(live)
+	assert.Equal(t, lines, live.Lines())
+	for _, h := range live.hosts {
+		assert.Empty(t, h.Intervals, "a verdict builder keeps no interval")
+	}
+}
+
+func feedVerdictCases(b *Builder) {
+	for seq := int64(1); seq <= 6; seq++ {
+		busy := 50.0
+		if seq%2 == 0 {
+			busy = 95
+		}
+		b.Add(0, seq, seq*10e9, (seq+1)*10e9, hostIv(busy, 0, 5, 30))
+		util := 10.0
+		if seq <= 2 {
+			util = 85
+		}
+		b.Add(1, seq, seq*10e9, (seq+1)*10e9, hostIv(40, 3, util, 5))
+		hot := 30.0
+		if seq == 6 {
+			hot = 99
+		}
+		b.Add(2, seq, seq*10e9, (seq+1)*10e9, hostIv(hot, 1, 1, 10))
+	}
+	b.Add(2, 7, 0, 0, &Interval{Samples: 0, Notes: []string{"telemetry: no database server process on h3"}})
 }
 
 func TestRawFile(t *testing.T) {
