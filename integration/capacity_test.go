@@ -107,7 +107,7 @@ func checkSearch(t checkT, dir string, rec *capacity.Record, agents int) {
 		if p.Operations == 0 {
 			want = capacity.Fail
 		}
-		if p.Achieved < capacity.MinAchieved*p.Target {
+		if capacity.Saturated(&p.Measured) {
 			want, saturated = capacity.Fail, true
 		}
 		for _, o := range s.Objectives {

@@ -23,6 +23,9 @@ const (
 	PropVerbose        = "basicdb.verbose"
 	PropSimulatedDelay = "basicdb.simulatedelay"
 	PropRandomizeDelay = "basicdb.randomizedelay"
+	// PropSlots is ycsbctl's own: a simulated server of that many
+	// parallel slots (server.go).
+	PropSlots = "basicdb.slots"
 )
 
 func init() {
@@ -34,6 +37,7 @@ func init() {
 			{Name: PropVerbose, Default: "true", Help: "print every operation with its table, key and fields, as YCSB"},
 			{Name: PropSimulatedDelay, Default: "0", Help: "milliseconds to sleep per operation, kept to within about 0.1 ms (the last 0.1 ms is spun)"},
 			{Name: PropRandomizeDelay, Default: "true", Help: "sleep a uniform 0..simulatedelay instead of exactly it"},
+			{Name: PropSlots, Default: "0", Help: "simulate a server of this many parallel slots, each call holding one for its delay from when one frees (0: every call sleeps on its own, as YCSB); with more threads than slots it serves exactly slots/simulatedelay calls per second, however loaded the host"},
 		},
 		Differences: []string{
 			"basicdb.count (YCSB's per-key operation counting, a debugging aid) is not implemented: it would put a shared map on the hot path; the run summary already counts operations.",
@@ -50,6 +54,8 @@ type DB struct {
 	verbose   bool
 	delay     time.Duration
 	randomize bool
+	// server is the simulated server of basicdb.slots (nil: none).
+	server *server
 	mu        sync.Mutex
 	out       *bufio.Writer
 }
@@ -68,7 +74,20 @@ func Open(_ context.Context, p *properties.Properties) (adapters.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	slots, err := p.NonNegInt64(PropSlots, 0)
+	if err != nil {
+		return nil, err
+	}
 	db := &DB{verbose: v, delay: time.Duration(d) * time.Millisecond, randomize: r}
+	switch {
+	case slots > maxSlots:
+		return nil, &properties.Error{Property: PropSlots, Value: strconv.FormatInt(slots, 10), Expected: "at most " + strconv.Itoa(maxSlots) + " slots"}
+	case slots > 0 && d == 0:
+		return nil, &properties.Error{Property: PropSlots, Value: strconv.FormatInt(slots, 10),
+			Expected: "0 unless " + PropSimulatedDelay + " is above 0 (a slot is held for the delay)"}
+	case slots > 0:
+		db.server = newServer(int(slots))
+	}
 	if v {
 		db.out = bufio.NewWriterSize(Output, 64<<10)
 	}
@@ -127,6 +146,10 @@ func (w *workerDB) sleep(ctx context.Context) {
 	// simulates a known service time: threads/delay is then the
 	// capacity a capacity search must find (a plain timer would add up
 	// to a millisecond to every call).
+	if w.server != nil {
+		_ = w.sleeper.SleepUntil(ctx, w.server.reserve(d))
+		return
+	}
 	_ = w.sleeper.Sleep(ctx, d)
 }
 

@@ -412,6 +412,15 @@ func (r *Runner) work(w *worker, startNs int64, warmWG *sync.WaitGroup) {
 				w.lagNs.Store(lag)
 			}
 			w.wk.Intended = due
+			if !measuring && r.measuring.Load() {
+				// Measuring began while this worker slept to its
+				// slot: the call it makes now is in the measured
+				// window. Left unrecorded, a slow paced run lost
+				// every worker's first call of the window (a probe
+				// at 11.7 ops/s over 16 threads counted a third).
+				measuring = true
+				w.rec.SetEnabled(true)
+			}
 		}
 		k++
 		if isLoad {
