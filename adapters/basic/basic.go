@@ -56,8 +56,8 @@ type DB struct {
 	randomize bool
 	// server is the simulated server of basicdb.slots (nil: none).
 	server *server
-	mu        sync.Mutex
-	out       *bufio.Writer
+	mu     sync.Mutex
+	out    *bufio.Writer
 }
 
 // Open reads the BasicDB properties.

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/session"
+	"github.com/ycsbctl/ycsbctl/internal/shellquote"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 )
@@ -145,7 +145,7 @@ func runCapacity(gs *GlobalState, cmd *cobra.Command, f *ycsbFlags, cf *capacity
 	}
 	c := newCapacitySearch(gs, sp, settings, dist, sessionExtras{})
 	fmt.Fprintf(gs.Stderr, "ycsbctl %s\n", version.Version)
-	fmt.Fprintf(gs.Stderr, "Command line: %s\n", properties.Printable(strings.Join(bundle.RedactArgs(c.rec.CommandLine), " ")))
+	fmt.Fprintf(gs.Stderr, "Command line: %s\n", properties.Printable(shellquote.Join(bundle.RedactArgs(c.rec.CommandLine))))
 	for _, n := range append(notes, sp.Warnings...) {
 		fmt.Fprintln(gs.Stderr, n)
 	}
