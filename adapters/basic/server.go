@@ -15,9 +15,14 @@ const maxSlots = 1 << 16
 // or now if that is later) and then sleeps until its reserved end. When
 // the sleeper wakes late, only its own latency grows: the next call's
 // reservation depends on the slot's reserved end, not on when anyone woke.
-// So with calls waiting (more threads than slots) the server completes
-// exactly slots/service time calls per second however loaded the host is,
-// a knee a capacity search can be held to.
+// And a call of a paced run arrives when its schedule said it should
+// start (adapters.Scheduled), not when the harness got round to making
+// it: a host that stalls the harness for a while makes the calls due
+// meanwhile late, and they find the slots that idled then, as they would
+// had they been sent on time. So the server completes exactly
+// slots/service time calls per second however loaded the host is, a
+// knee a capacity search can be held to; what the host's stalls and late
+// wake-ups cost is latency, which the intended-time latency shows.
 //
 // The reservation is state of the simulated server, shared by every
 // worker as a real server's queue is, not state of the harness: one small
@@ -34,11 +39,15 @@ func newServer(slots int) *server {
 	return &server{base: time.Now(), free: make([]int64, slots)}
 }
 
-// reserve books the earliest free slot for d and returns when the call
-// ends.
-func (s *server) reserve(d time.Duration) time.Time {
+// reserve books the earliest free slot for d for a call that arrived at
+// arrival (zero: now) and returns when the call ends.
+func (s *server) reserve(arrival time.Time, d time.Duration) time.Time {
+	at := time.Since(s.base)
+	if !arrival.IsZero() {
+		at = min(at, arrival.Sub(s.base))
+	}
 	s.mu.Lock()
-	start := max(int64(time.Since(s.base)), s.free[0])
+	start := max(int64(at), s.free[0])
 	end := start + int64(d)
 	s.free[0] = end
 	s.down()

@@ -286,7 +286,12 @@ func FormatRate(v float64) string {
 	if math.Abs(v) >= 100 {
 		return fmt.Sprintf("%.0f", v)
 	}
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3g", v), "0"), ".")
+	s := fmt.Sprintf("%.3g", v)
+	if !strings.Contains(s, ".") {
+		// 50 stays 50: only a fraction's zeros go.
+		return s
+	}
+	return strings.TrimRight(strings.TrimRight(s, "0"), ".")
 }
 
 // FormatMicros writes a latency in microseconds in the unit that suits

@@ -282,3 +282,10 @@ func TestNextTargetBisects(t *testing.T) {
 	assert.InDelta(t, 1.75, next, 1e-9, "fractional targets where whole ones do not fit")
 	assert.False(t, math.IsNaN(next))
 }
+
+// TestFormatRate: a whole rate below 100 keeps its zeros (50 read "5").
+func TestFormatRate(t *testing.T) {
+	for v, want := range map[float64]string{50: "50", 20: "20", 7.7: "7.7", 0.5: "0.5", 93.75: "93.8", 12.0: "12", 1500: "1500", 0.1: "0.1"} {
+		assert.Equal(t, want, FormatRate(v), "%g", v)
+	}
+}

@@ -243,7 +243,7 @@ func (c *capacitySearch) probe(ctx context.Context, plan capacity.Plan) (*capaci
 	if err != nil {
 		return nil, invalid(err)
 	}
-	col := capacity.NewCollector(c.settings.Objectives)
+	col := capacity.NewCollector(c.settings.Objectives, c.settings.Probe)
 	what := fmt.Sprintf("probe %d of at most %d at %s ops/s", plan.N, plan.MaxProbes, capacity.FormatRate(plan.Target))
 	if plan.Repeat {
 		what += " (repeat)"
