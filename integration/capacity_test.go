@@ -346,7 +346,7 @@ func TestCapacityKnownKnee(t *testing.T) {
 // (20 ms on average) on one slot, the knee is 50 ops/s, and latency grows
 // with load well before it (calls queue behind long ones): a search at a
 // loose objective lands within its precision of the knee, one at a tight
-// objective (p90 <= 60 ms: the service time's p90 is 36 ms) finds a lower
+// objective (p90 <= 50 ms: the service time's p90 is 36 ms) finds a lower
 // capacity. The two searches run at once, each with its own server.
 func TestCapacityTighterObjective(t *testing.T) {
 	search := func(slo string) (*cliProc, string) {
@@ -356,7 +356,7 @@ func TestCapacityTighterObjective(t *testing.T) {
 			"--slo", slo, "--probe", "3s", "--warmup", "1s", "--interval", "500ms", "--start", "25", "--precision", "10%", "--max-probes", "8"), dir
 	}
 	lp, ldir := search("READ.p99<=1s")
-	tp, tdir := search("READ.p90<=60ms")
+	tp, tdir := search("READ.p90<=50ms")
 	requireExit(t, lp.Wait(t), 0)
 	requireExit(t, tp.Wait(t), 0)
 	loose, tight := readCapacity(t, ldir), readCapacity(t, tdir)

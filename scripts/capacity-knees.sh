@@ -82,5 +82,5 @@ search slots-3-agents-16x4x${DELAY_MS}ms "$knee6" coordinator capacity basic --a
 # before it, so the tight objective finds less.
 rnd=(-threads 8 -p basicdb.slots=1 -p basicdb.randomizedelay=true --start 25)
 DELAY_MS=40 search slots-random-p99-1s 50 capacity basic "${rnd[@]}" --slo 'READ.p99<=1s'
-DELAY_MS=40 search slots-random-p90-60ms 0 capacity basic "${rnd[@]}" --slo 'READ.p90<=60ms'
+DELAY_MS=40 search slots-random-p90-50ms 0 capacity basic "${rnd[@]}" --slo 'READ.p90<=50ms'
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"
