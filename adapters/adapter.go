@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 )
@@ -108,6 +109,16 @@ type Closer interface {
 // Its Close (if any) is measured as YCSB's CLEANUP operation.
 type Threader interface {
 	ForWorker(ctx context.Context, worker, workers int) (DB, error)
+}
+
+// Scheduled is a worker's handle that is told, before each call of a
+// paced run (a target), when the call's schedule said it should start:
+// its intended time, from which its latency is counted. The basic
+// adapter's simulated server serves calls as they were scheduled, so
+// that a harness the host stalls loses latency but not the server's
+// throughput (adapters/basic/server.go).
+type Scheduled interface {
+	Intend(at time.Time)
 }
 
 // ProcsAdvisor is implemented by bindings whose operations mostly wait on

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# How close `ycsbctl capacity` lands to a knee known in advance: the basic
-# adapter sleeping a fixed delay per call with a fixed number of threads
-# serves at most threads/delay. Prints, per search, the knee, the capacity
-# found, its error, the probes and the time taken, and the load average
-# (a loaded host oversleeps, which lowers what it finds). The integration
-# tests check the searches' rules, not these figures.
+# How close `ycsbctl capacity` lands to a knee known in advance, for two
+# models of the basic adapter: sleeping a fixed delay per call with a
+# fixed number of threads (YCSB's BasicDB: at most threads/delay, but a
+# loaded host oversleeps, which lowers what the search finds), and the
+# simulated server of basicdb.slots (slots/delay, however loaded the
+# host: docs/capacity.md). Prints, per search, the knee, the capacity
+# found, its error, the probes and the time taken, and the load average.
+# The integration tests hold the simulated server's searches to their
+# knees.
 #
 #   scripts/capacity-knees.sh            # make capacity-knees
 #   PROBE=4s WARMUP=1s PRECISION=10% scripts/capacity-knees.sh
@@ -67,4 +70,17 @@ search random-p99-200ms "$knee4" capacity basic -threads 4 -p basicdb.randomized
   --slo 'READ.p99<=200ms' --start $((knee4 / 2))
 search random-p99-3ms 0 capacity basic -threads 4 -p basicdb.randomizedelay=true \
   --slo 'READ.p99<=3ms' --start $((knee4 / 2))
+
+# The simulated server: 4 slots per load generator, 16 threads each to
+# keep its queue fed, an objective far above the service time.
+slots=(-p basicdb.slots=4 -p basicdb.randomizedelay=false --slo 'READ.p99<=1s')
+search slots-one-host-16x4x${DELAY_MS}ms "$knee1" capacity basic -threads 16 "${slots[@]}" --start $((knee1 * 75 / 100))
+knee6=$((3 * 4 * 1000 / DELAY_MS))
+search slots-3-agents-16x4x${DELAY_MS}ms "$knee6" coordinator capacity basic --agents "$addrs" -threads 16 "${slots[@]}" \
+  --start $((knee6 * 75 / 100))
+# Delays drawn from 0 to 40 ms on one slot: 50 ops/s, queueing well
+# before it, so the tight objective finds less.
+rnd=(-threads 8 -p basicdb.slots=1 -p basicdb.randomizedelay=true --start 25)
+DELAY_MS=40 search slots-random-p99-1s 50 capacity basic "${rnd[@]}" --slo 'READ.p99<=1s'
+DELAY_MS=40 search slots-random-p90-50ms 0 capacity basic "${rnd[@]}" --slo 'READ.p90<=50ms'
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"

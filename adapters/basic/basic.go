@@ -23,6 +23,9 @@ const (
 	PropVerbose        = "basicdb.verbose"
 	PropSimulatedDelay = "basicdb.simulatedelay"
 	PropRandomizeDelay = "basicdb.randomizedelay"
+	// PropSlots is ycsbctl's own: a simulated server of that many
+	// parallel slots (server.go).
+	PropSlots = "basicdb.slots"
 )
 
 func init() {
@@ -34,6 +37,7 @@ func init() {
 			{Name: PropVerbose, Default: "true", Help: "print every operation with its table, key and fields, as YCSB"},
 			{Name: PropSimulatedDelay, Default: "0", Help: "milliseconds to sleep per operation, kept to within about 0.1 ms (the last 0.1 ms is spun)"},
 			{Name: PropRandomizeDelay, Default: "true", Help: "sleep a uniform 0..simulatedelay instead of exactly it"},
+			{Name: PropSlots, Default: "0", Help: "simulate a server of this many parallel slots, each call holding one for its delay from when one frees (0: every call sleeps on its own, as YCSB); with more threads than slots it serves exactly slots/simulatedelay calls per second, however loaded the host"},
 		},
 		Differences: []string{
 			"basicdb.count (YCSB's per-key operation counting, a debugging aid) is not implemented: it would put a shared map on the hot path; the run summary already counts operations.",
@@ -50,8 +54,10 @@ type DB struct {
 	verbose   bool
 	delay     time.Duration
 	randomize bool
-	mu        sync.Mutex
-	out       *bufio.Writer
+	// server is the simulated server of basicdb.slots (nil: none).
+	server *server
+	mu     sync.Mutex
+	out    *bufio.Writer
 }
 
 // Open reads the BasicDB properties.
@@ -68,7 +74,20 @@ func Open(_ context.Context, p *properties.Properties) (adapters.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	slots, err := p.NonNegInt64(PropSlots, 0)
+	if err != nil {
+		return nil, err
+	}
 	db := &DB{verbose: v, delay: time.Duration(d) * time.Millisecond, randomize: r}
+	switch {
+	case slots > maxSlots:
+		return nil, &properties.Error{Property: PropSlots, Value: strconv.FormatInt(slots, 10), Expected: "at most " + strconv.Itoa(maxSlots) + " slots"}
+	case slots > 0 && d == 0:
+		return nil, &properties.Error{Property: PropSlots, Value: strconv.FormatInt(slots, 10),
+			Expected: "0 unless " + PropSimulatedDelay + " is above 0 (a slot is held for the delay)"}
+	case slots > 0:
+		db.server = newServer(int(slots))
+	}
 	if v {
 		db.out = bufio.NewWriterSize(Output, 64<<10)
 	}
@@ -79,7 +98,11 @@ func Open(_ context.Context, p *properties.Properties) (adapters.DB, error) {
 // randomized delay, as YCSB gives each thread its own BasicDB.
 func (db *DB) ForWorker(_ context.Context, worker, _ int) (adapters.DB, error) {
 	w := &workerDB{DB: db, rnd: generator.NewRand(uint64(time.Now().UnixNano()) + uint64(worker))}
-	if db.delay > 0 {
+	switch {
+	case db.server != nil:
+		w.timer = time.NewTimer(time.Hour)
+		w.timer.Stop()
+	case db.delay > 0:
 		w.sleeper = clock.NewSleeper()
 	}
 	return w, nil
@@ -102,7 +125,18 @@ type workerDB struct {
 	// sleeper keeps the simulated delay precise (nil: no delay, or a
 	// one-call handle, which sleeps less precisely).
 	sleeper *clock.Sleeper
+	// timer waits for the end of a simulated server's reservation (nil:
+	// no server, or a one-call handle).
+	timer *time.Timer
+	// intended is when the next call was scheduled (zero: unpaced).
+	intended time.Time
 }
+
+var _ adapters.Scheduled = (*workerDB)(nil)
+
+// Intend implements adapters.Scheduled: a simulated server's call
+// arrives at its intended time.
+func (w *workerDB) Intend(at time.Time) { w.intended = at }
 
 // Close is the per-worker cleanup YCSB measures as CLEANUP.
 func (w *workerDB) Close() error {
@@ -127,7 +161,35 @@ func (w *workerDB) sleep(ctx context.Context) {
 	// simulates a known service time: threads/delay is then the
 	// capacity a capacity search must find (a plain timer would add up
 	// to a millisecond to every call).
+	if w.server != nil {
+		at := w.intended
+		w.intended = time.Time{}
+		w.waitUntil(ctx, w.server.reserve(at, d))
+		return
+	}
 	_ = w.sleeper.Sleep(ctx, d)
+}
+
+// waitUntil waits for the end of a reservation on Go's timer, without
+// the Sleeper's precision: its throughput is the server's whenever the
+// caller wakes, so a late wake-up only adds to the call's latency, and
+// the Sleeper's spinning would take the processor a loaded host's
+// harness needs to keep the server's queue fed.
+func (w *workerDB) waitUntil(ctx context.Context, end time.Time) {
+	d := time.Until(end)
+	if d <= 0 {
+		return
+	}
+	if w.timer == nil {
+		_ = (*clock.Sleeper)(nil).SleepUntil(ctx, end)
+		return
+	}
+	w.timer.Reset(d)
+	select {
+	case <-ctx.Done():
+		w.timer.Stop()
+	case <-w.timer.C:
+	}
 }
 
 func (w *workerDB) emit() {

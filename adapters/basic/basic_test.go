@@ -157,3 +157,27 @@ func TestBadProperties(t *testing.T) {
 		assert.Equal(t, prop, pe.Property)
 	}
 }
+
+// TestSlotsValidated: a simulated server that cannot be built is refused,
+// naming basicdb.slots and what was expected (an invalid configuration:
+// exit 2).
+func TestSlotsValidated(t *testing.T) {
+	for _, tc := range []struct {
+		kv   map[string]string
+		want string
+	}{
+		{map[string]string{basic.PropSlots: "-1", basic.PropSimulatedDelay: "2"}, "non-negative"},
+		{map[string]string{basic.PropSlots: "x", basic.PropSimulatedDelay: "2"}, "an integer"},
+		{map[string]string{basic.PropSlots: "4"}, "unless basicdb.simulatedelay is above 0"},
+		{map[string]string{basic.PropSlots: "70000", basic.PropSimulatedDelay: "2"}, "at most 65536"},
+	} {
+		_, err := basic.Open(context.Background(), properties.FromMap(tc.kv))
+		var pe *properties.Error
+		if assert.ErrorAs(t, err, &pe, "%v", tc.kv) {
+			assert.Equal(t, basic.PropSlots, pe.Property)
+			assert.Contains(t, err.Error(), tc.want)
+		}
+	}
+	_, err := basic.Open(context.Background(), properties.FromMap(map[string]string{basic.PropSlots: "4", basic.PropSimulatedDelay: "2"}))
+	require.NoError(t, err)
+}

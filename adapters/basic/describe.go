@@ -17,5 +17,14 @@ func (db *DB) Describe(context.Context) (*environ.Database, error) {
 		Schema: []environ.Setting{
 			{Name: PropSimulatedDelay, Value: strconv.FormatInt(db.delay.Milliseconds(), 10)},
 			{Name: PropRandomizeDelay, Value: strconv.FormatBool(db.randomize)},
+			{Name: PropSlots, Value: strconv.Itoa(db.slots())},
 		}}, nil
+}
+
+// slots is how many slots the simulated server has (0: none).
+func (db *DB) slots() int {
+	if db.server == nil {
+		return 0
+	}
+	return len(db.server.free)
 }

@@ -40,7 +40,7 @@ func interval(seq, start int64, n int, step time.Duration, failed int64) *measur
 func TestCollector(t *testing.T) {
 	obj, err := ParseObjective("READ.p99.9<=10ms")
 	require.NoError(t, err)
-	c := NewCollector([]Objective{obj})
+	c := NewCollector([]Objective{obj}, 0)
 	c.OnInterval(&run.Update{Interval: interval(0, 0, 5000, time.Microsecond, 0), Progress: run.Progress{Warmup: true}})
 	cum := measurement.NewInterval(0, 0, 0)
 	for k := range 3 {
@@ -69,6 +69,38 @@ func TestCollector(t *testing.T) {
 	assert.InDelta(t, 2994, v, 3, "p99.9 of the union of the three intervals")
 	assert.InDelta(t, v/2, read.Service["p99.9"], 2, "service time is half the intended in this fixture")
 	assert.Nil(t, m.Op("UPDATE"))
+}
+
+// TestCollectorWindowIsTheProbe: a run whose last cut came late (an
+// empty trailing interval after the probe's two seconds) achieved its
+// calls over the probe's length, not over the late cut's.
+func TestCollectorWindowIsTheProbe(t *testing.T) {
+	obj, err := ParseObjective("READ.p99<=10ms")
+	require.NoError(t, err)
+	cum := measurement.NewInterval(0, 0, 0)
+	feed := func(c *Collector) {
+		cum = measurement.NewInterval(0, 0, 0)
+		for k := range 2 {
+			iv := interval(int64(k+1), int64(k+1)*1e9, 375, time.Microsecond, 0)
+			cum.Add(iv)
+			c.OnInterval(&run.Update{Interval: iv, Cumulative: cum.Clone()})
+		}
+		late := measurement.NewInterval(3, 3e9, 3e9+220e6)
+		cum.Add(late)
+		c.OnInterval(&run.Update{Interval: late, Cumulative: cum.Clone(), Progress: run.Progress{Final: true}})
+	}
+	c := NewCollector([]Objective{obj}, 2*time.Second)
+	feed(c)
+	m := c.Measured(375)
+	assert.InDelta(t, 2000, m.RunTimeMs, 1e-9)
+	assert.InDelta(t, 375, m.Achieved, 1e-9)
+	assert.False(t, Saturated(m))
+	// Without a probe length the run's own window stands: 750 calls in 2.22 s.
+	c = NewCollector([]Objective{obj}, 0)
+	feed(c)
+	m = c.Measured(375)
+	assert.InDelta(t, 2220, m.RunTimeMs, 1e-6)
+	assert.True(t, Saturated(m))
 }
 
 func TestRecordRoundTrip(t *testing.T) {

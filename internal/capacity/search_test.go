@@ -220,7 +220,7 @@ func TestSteady(t *testing.T) {
 		var out []Point
 		for i := range rates {
 			s := int64(i) * 1e9
-			out = append(out, Point{StartUnixNs: s, EndUnixNs: s + 1e9, OpsPerSec: rates[i], Objectives: []float64{lat[i]}})
+			out = append(out, Point{StartUnixNs: s, EndUnixNs: s + 1e9, Operations: int64(rates[i]), OpsPerSec: rates[i], Objectives: []float64{lat[i]}})
 		}
 		return out
 	}
@@ -246,6 +246,29 @@ func TestSteady(t *testing.T) {
 	// Too few intervals to judge.
 	ok, _ = steady(pts([]float64{1000, 500}, []float64{1, 2}), obj)
 	assert.True(t, ok)
+	// Intervals of a few calls: one more or fewer is no trend of
+	// throughput (a slow paced probe: 4, 3 and 2 calls a second)...
+	ok, why = steady(pts([]float64{4, 4, 3, 3, 2}, []float64{2000, 2000, 2000, 2000, 2000}), obj)
+	assert.True(t, ok, why)
+	// ...but one of twenty calls or more is.
+	ok, why = steady(pts([]float64{40, 40, 30, 30, 20}, []float64{2000, 2000, 2000, 2000, 2000}), obj)
+	assert.False(t, ok)
+	assert.Contains(t, why, "throughput falls")
+}
+
+// TestSaturatedAllowsOneCall: a probe one call short of its target over
+// its window is not saturated (a paced schedule puts the floor of target ×
+// window calls in it); two calls short, or a real shortfall, is.
+func TestSaturatedAllowsOneCall(t *testing.T) {
+	m := func(target float64, ops int64, ms float64) *Measured {
+		return &Measured{Target: target, Operations: ops, RunTimeMs: ms, Achieved: float64(ops) / (ms / 1e3)}
+	}
+	assert.False(t, Saturated(m(7.7, 15, 2000)), "15 of 15.4 calls due")
+	assert.False(t, Saturated(m(7.7, 14, 2000)), "one call short of 97%% of 15.4")
+	assert.True(t, Saturated(m(7.7, 12, 2000)), "three calls short")
+	assert.False(t, Saturated(m(2000, 3900, 2000)))
+	assert.True(t, Saturated(m(2000, 3860, 2000)), "one call is no excuse for a shortfall of 3.5%%")
+	assert.True(t, Saturated(&Measured{Target: 100, Achieved: 50}), "no window: the plain rule")
 }
 
 func TestNextTargetBisects(t *testing.T) {
@@ -258,4 +281,11 @@ func TestNextTargetBisects(t *testing.T) {
 	next, _ = nextTarget(Bracket{Pass: 1.5, Fail: 2}, &s, 0.001)
 	assert.InDelta(t, 1.75, next, 1e-9, "fractional targets where whole ones do not fit")
 	assert.False(t, math.IsNaN(next))
+}
+
+// TestFormatRate: a whole rate below 100 keeps its zeros (50 read "5").
+func TestFormatRate(t *testing.T) {
+	for v, want := range map[float64]string{50: "50", 20: "20", 7.7: "7.7", 0.5: "0.5", 93.75: "93.8", 12.0: "12", 1500: "1500", 0.1: "0.1"} {
+		assert.Equal(t, want, FormatRate(v), "%g", v)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/session"
+	"github.com/ycsbctl/ycsbctl/internal/shellquote"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 )
@@ -145,7 +145,7 @@ func runCapacity(gs *GlobalState, cmd *cobra.Command, f *ycsbFlags, cf *capacity
 	}
 	c := newCapacitySearch(gs, sp, settings, dist, sessionExtras{})
 	fmt.Fprintf(gs.Stderr, "ycsbctl %s\n", version.Version)
-	fmt.Fprintf(gs.Stderr, "Command line: %s\n", properties.Printable(strings.Join(bundle.RedactArgs(c.rec.CommandLine), " ")))
+	fmt.Fprintf(gs.Stderr, "Command line: %s\n", properties.Printable(shellquote.Join(bundle.RedactArgs(c.rec.CommandLine))))
 	for _, n := range append(notes, sp.Warnings...) {
 		fmt.Fprintln(gs.Stderr, n)
 	}
@@ -243,7 +243,7 @@ func (c *capacitySearch) probe(ctx context.Context, plan capacity.Plan) (*capaci
 	if err != nil {
 		return nil, invalid(err)
 	}
-	col := capacity.NewCollector(c.settings.Objectives)
+	col := capacity.NewCollector(c.settings.Objectives, c.settings.Probe)
 	what := fmt.Sprintf("probe %d of at most %d at %s ops/s", plan.N, plan.MaxProbes, capacity.FormatRate(plan.Target))
 	if plan.Repeat {
 		what += " (repeat)"

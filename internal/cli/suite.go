@@ -20,6 +20,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/report"
+	"github.com/ycsbctl/ycsbctl/internal/shellquote"
 	"github.com/ycsbctl/ycsbctl/internal/suite"
 	"github.com/ycsbctl/ycsbctl/internal/workbook"
 	"github.com/ycsbctl/ycsbctl/workloads"
@@ -283,7 +284,7 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 			}
 		}
 		if code == exitcode.Aborted {
-			return exitcode.Wrap(code, fmt.Errorf("suite %s interrupted; continue with: ycsbctl suite %s --resume --results %s", file.Name, strings.Join(args, " "), dir))
+			return exitcode.Wrap(code, fmt.Errorf("suite %s interrupted; continue with: ycsbctl suite %s --resume --results %s", file.Name, shellquote.Join(args), shellquote.Quote(dir)))
 		}
 		return exitcode.Wrap(code, fmt.Errorf("suite %s: %d step(s) did not pass", file.Name, failed))
 	}

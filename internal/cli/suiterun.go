@@ -15,6 +15,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
+	"github.com/ycsbctl/ycsbctl/internal/shellquote"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/suite"
 )
@@ -86,9 +87,9 @@ func (e *suiteExecutor) step(ctx context.Context, it *suite.Item, sp *spec.Spec,
 		// runs (q stops the step), and its notices are replayed there.
 		// The step's log then holds its command; its results are in
 		// its bundle.
-		_, _ = fmt.Fprintf(out, "ycsbctl %s (live view on the terminal; results in the step's bundle)\n", strings.Join(bundle.RedactArgs(cmdline), " "))
+		_, _ = fmt.Fprintf(out, "ycsbctl %s (live view on the terminal; results in the step's bundle)\n", shellquote.Join(bundle.RedactArgs(cmdline)))
 	} else {
-		_, _ = fmt.Fprintf(out, "ycsbctl %s\n", strings.Join(bundle.RedactArgs(cmdline), " "))
+		_, _ = fmt.Fprintf(out, "ycsbctl %s\n", shellquote.Join(bundle.RedactArgs(cmdline)))
 		child.Stdout, child.Stderr = out, out
 		child.Stdin = strings.NewReader("")
 	}

@@ -56,7 +56,17 @@ func (s *Sleeper) Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
-	end := time.Now().Add(d)
+	return s.SleepUntil(ctx, time.Now().Add(d))
+}
+
+// SleepUntil is Sleep to an instant (its monotonic reading), for a
+// simulated server whose calls end at reserved times whenever they
+// started sleeping.
+func (s *Sleeper) SleepUntil(ctx context.Context, end time.Time) error {
+	d := time.Until(end)
+	if d <= 0 {
+		return nil
+	}
 	coarse := d - timerMargin
 	if s == nil || s.kt == nil {
 		coarse = d - spinMargin

@@ -367,6 +367,10 @@ func (r *Runner) work(w *worker, startNs int64, warmWG *sync.WaitGroup) {
 	// fire at once.
 	base := float64(startNs) + tickNs*float64(w.id)/float64(len(r.workers))
 	var k int64 // operations issued, warm-up included (schedule index)
+	// A handle told each call's intended time gets it on time.Now's
+	// monotonic scale: monoAt is this clock's monoNs.
+	sched, _ := w.db.(adapters.Scheduled)
+	monoAt, monoNs := time.Now(), r.clk.Nanotime()
 	var done int64
 	warmLeft := w.warmup
 	// Every worker reports the end of its warm-up share exactly once, even
@@ -412,6 +416,18 @@ func (r *Runner) work(w *worker, startNs int64, warmWG *sync.WaitGroup) {
 				w.lagNs.Store(lag)
 			}
 			w.wk.Intended = due
+			if sched != nil {
+				sched.Intend(monoAt.Add(time.Duration(due - monoNs)))
+			}
+			if !measuring && r.measuring.Load() {
+				// Measuring began while this worker slept to its
+				// slot: the call it makes now is in the measured
+				// window. Left unrecorded, a slow paced run lost
+				// every worker's first call of the window (a probe
+				// at 11.7 ops/s over 16 threads counted a third).
+				measuring = true
+				w.rec.SetEnabled(true)
+			}
 		}
 		k++
 		if isLoad {

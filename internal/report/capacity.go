@@ -14,6 +14,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/internal/capacity"
 	"github.com/ycsbctl/ycsbctl/internal/plural"
+	"github.com/ycsbctl/ycsbctl/internal/shellquote"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 )
 
@@ -155,7 +156,7 @@ func WriteCapacityHTML(w io.Writer, rec *capacity.Record, opts Options) error {
 		{"Targets", fmt.Sprintf("from %s ops/s (doubled while probes pass, halved while none has), at most %s", capacity.FormatRate(s.Start), capacity.FormatRate(s.Max))},
 		{"Probes", fmt.Sprintf("at most %d, each %s measured after a %s warm-up, %s intervals", s.MaxProbes, fmtSeconds(rec.ProbeSeconds), fmtSeconds(rec.WarmupSeconds), fmtSeconds(rec.IntervalSeconds))},
 		{"Load generators", strings.Join(rec.Agents, ", ")},
-		{"Command line", strings.Join(rec.CommandLine, " ")},
+		{"Command line", shellquote.Join(rec.CommandLine)},
 		{"Ended", string(a.Ended)},
 	}
 	var body bytes.Buffer

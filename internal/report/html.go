@@ -18,6 +18,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
 	ycsbrun "github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/shellquote"
 	"github.com/ycsbctl/ycsbctl/internal/version"
 )
 
@@ -529,7 +530,7 @@ func configRows(run *bundle.Run) []kv {
 			// Bundles record the program name; older ones did not.
 			cl = append([]string{"ycsbctl"}, cl...)
 		}
-		rows = append(rows, kv{"Command line", strings.Join(cl, " ")})
+		rows = append(rows, kv{"Command line", shellquote.Join(cl)})
 	}
 	if len(run.Config.Agents) > 0 {
 		rows = append(rows, kv{"Agents", strings.Join(run.Config.Agents, ", ")})

@@ -28,6 +28,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/run"
+	"github.com/ycsbctl/ycsbctl/internal/shellquote"
 	"github.com/ycsbctl/ycsbctl/internal/sink/hlog"
 	"github.com/ycsbctl/ycsbctl/internal/sink/metrics"
 	"github.com/ycsbctl/ycsbctl/internal/sink/tui"
@@ -135,7 +136,7 @@ func (s *Session) Logf(format string, args ...any) {
 // secrets redacted.
 func (s *Session) Header() {
 	s.Logf("ycsbctl %s", version.Version)
-	s.Logf("Command line: %s", properties.Printable(strings.Join(bundle.RedactArgs(s.o.CommandLine), " ")))
+	s.Logf("Command line: %s", properties.Printable(shellquote.Join(bundle.RedactArgs(s.o.CommandLine))))
 	for _, w := range s.o.Spec.Warnings {
 		s.Logf("%s", w)
 	}
