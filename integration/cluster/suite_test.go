@@ -144,13 +144,18 @@ func testSuite(t *testing.T, e *env) {
 	<-sp.done
 	figure(t, "suite: coordinator killed with SIGKILL during %s, %s after it started", suiteInterrupted, killed.Sub(sp.start).Round(100*time.Millisecond))
 	in := suitecheck.ReadInterrupted(t, res, suiteInterrupted)
-	// The agents stop the orphaned load by themselves, within their lease.
+	// The agents end the orphaned run by themselves when their lease runs
+	// out: "aborting load: no word from coordinator", or "released (no
+	// word from coordinator ...)" when their share was done by then.
 	for n := 1; n <= hosts; n++ {
-		at, ok := e.agentLeaseAbort(t, n, killed, agentLease+15*time.Second)
+		at, line, ok := e.agentJournalLine(t, n, "no word from coordinator", killed, agentLease+15*time.Second)
 		if !ok {
-			t.Fatalf("h%d's agent did not abort the killed suite's load within %s", n, agentLease+15*time.Second)
+			t.Fatalf("h%d's agent did not end the killed suite's run within %s", n, agentLease+15*time.Second)
 		}
-		figure(t, "suite: h%d's agent stopped the orphaned load %s after kill -9", n, at.Sub(killed).Round(10*time.Millisecond))
+		if d := at.Sub(killed); d > agentLease+2*time.Second {
+			t.Fatalf("h%d's agent ended the orphaned run %s after the coordinator died, beyond its lease %s: %s", n, d, agentLease, line)
+		}
+		figure(t, "suite: h%d's agent ended the orphaned run %s after kill -9: %s", n, at.Sub(killed).Round(10*time.Millisecond), line)
 	}
 
 	rp := e.startSuite(t, append([]string{"suite", "--resume", "--results", res}, secure...)...)
