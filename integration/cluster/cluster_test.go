@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -260,32 +261,110 @@ func TestCluster(t *testing.T) {
 		e.hostAddrs = append(e.hostAddrs, addr(n))
 		e.agents = append(e.agents, addr(n)+":7420")
 	}
-	if !t.Run("deploy", func(t *testing.T) { testDeploy(t, e) }) {
+	run := stepRunner(t)
+	if !run("deploy", func(t *testing.T) { testDeploy(t, e) }) {
 		t.FailNow()
 	}
-	t.Run("basic", func(t *testing.T) { testBasicRun(t, e) })
-	t.Run("refusals", func(t *testing.T) { testRefusals(t, e) })
-	if !t.Run("cassandra", func(t *testing.T) { testCassandra(t, e) }) {
+	run("basic", func(t *testing.T) { testBasicRun(t, e) })
+	run("refusals", func(t *testing.T) { testRefusals(t, e) })
+	if !run("cassandra", func(t *testing.T) { testCassandra(t, e) }) {
 		t.FailNow()
 	}
-	t.Run("telemetry-cassandra", func(t *testing.T) { testTelemetryCassandra(t, e) })
+	run("telemetry-cassandra", func(t *testing.T) { testTelemetryCassandra(t, e) })
 	// Memory with every node up and loaded.
 	rss, tmpfs := clusterMemory(t, e.work)
 	figure(t, "cluster memory %d MiB resident in the hosts' processes, %d MiB in their upper layers (tmpfs)", rss/1024, tmpfs/1024)
-	t.Run("prometheus", func(t *testing.T) { testPrometheus(t, e) })
-	t.Run("faults", func(t *testing.T) { testFaults(t, e) })
+	run("prometheus", func(t *testing.T) { testPrometheus(t, e) })
+	run("faults", func(t *testing.T) { testFaults(t, e) })
 	// HBase beside the (idle) Cassandra nodes: memory allows it, and the
-	// playbook-failures step needs h2's Cassandra node. It stops its own
-	// daemons at the end.
-	if t.Run("hbase", func(t *testing.T) { testHBase(t, e) }) {
-		t.Run("telemetry-hbase", func(t *testing.T) { testTelemetryHBase(t, e) })
+	// playbook-failures step needs h2's Cassandra node. The suite step
+	// needs both databases up; HBase's daemons are stopped after it, and
+	// the telemetry check reads the pids stopHBaseCluster took.
+	if selected(t, "hbase") {
+		hbase := run("hbase", func(t *testing.T) { testHBase(t, e) })
+		if hbase {
+			run("suite", func(t *testing.T) { testSuite(t, e) })
+		}
+		t.Run("hbase-stop", func(t *testing.T) { stopHBaseCluster(t, e) })
+		if hbase {
+			run("telemetry-hbase", func(t *testing.T) { testTelemetryHBase(t, e) })
+		}
 	}
 	// The documentation's many-hosts lines deploy the agents again, with
 	// their own certificates and token; nothing after them uses the
 	// earlier ones but the playbook runs, which bring their own.
-	t.Run("docs", func(t *testing.T) { testDocs(t, e) })
+	run("docs", func(t *testing.T) { testDocs(t, e) })
 	// Last: these plays leave h4 powered off.
-	t.Run("playbook-failures", func(t *testing.T) { testPlaybookFailures(t, e) })
+	run("playbook-failures", func(t *testing.T) { testPlaybookFailures(t, e) })
+}
+
+// stepsEnv names the steps to run, for development: YCSBCTL_CLUSTER_STEPS=suite
+// runs deploy, cassandra, hbase and suite. Unset (CI), every step runs.
+const stepsEnv = "YCSBCTL_CLUSTER_STEPS"
+
+// stepNeeds is what each step needs run before it on the same cluster
+// (deploy starts the agents and Cassandra's nodes).
+var stepNeeds = map[string][]string{
+	"deploy": nil, "basic": {"deploy"}, "refusals": {"deploy"}, "cassandra": {"deploy"},
+	"telemetry-cassandra": {"cassandra"}, "prometheus": {"cassandra"}, "faults": {"cassandra"},
+	"hbase": {"deploy"}, "suite": {"cassandra", "hbase"}, "telemetry-hbase": {"hbase"},
+	"docs": {"deploy"}, "playbook-failures": {"deploy"},
+}
+
+// selectedSteps is the set stepsEnv asks for with what it needs, or nil
+// for every step.
+func selectedSteps(t *testing.T) map[string]bool {
+	v := strings.TrimSpace(os.Getenv(stepsEnv))
+	if v == "" {
+		return nil
+	}
+	sel := map[string]bool{}
+	var add func(string)
+	add = func(s string) {
+		needs, ok := stepNeeds[s]
+		if !ok {
+			t.Fatalf("%s: unknown step %q (steps: deploy, basic, refusals, cassandra, telemetry-cassandra, prometheus, faults, hbase, suite, telemetry-hbase, docs, playbook-failures)", stepsEnv, s)
+		}
+		sel[s] = true
+		for _, n := range needs {
+			add(n)
+		}
+	}
+	for _, s := range strings.Split(v, ",") {
+		add(strings.TrimSpace(s))
+	}
+	return sel
+}
+
+func selected(t *testing.T, step string) bool {
+	sel := selectedSteps(t)
+	return sel == nil || sel[step]
+}
+
+// stepRunner runs a step as a subtest, or, with stepsEnv set, leaves out
+// the steps not asked for, saying so loudly at the start and the end: a
+// partial run is for development, never a pass of the cluster test.
+func stepRunner(t *testing.T) func(string, func(*testing.T)) bool {
+	sel := selectedSteps(t)
+	if sel == nil {
+		return t.Run
+	}
+	var left []string
+	for s := range stepNeeds {
+		if !sel[s] {
+			left = append(left, s)
+		}
+	}
+	sort.Strings(left)
+	msg := fmt.Sprintf("PARTIAL CLUSTER TEST: %s=%s; steps LEFT OUT: %s", stepsEnv, os.Getenv(stepsEnv), strings.Join(left, ", "))
+	t.Log(msg)
+	t.Cleanup(func() { t.Log(msg) })
+	return func(name string, f func(*testing.T)) bool {
+		if !sel[name] {
+			return true
+		}
+		return t.Run(name, f)
+	}
 }
 
 func runOut(name string, args ...string) (string, error) {

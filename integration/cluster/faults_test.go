@@ -112,12 +112,20 @@ func (l *liveRun) wait(t testing.TB, r coordinatorRun) coordinatorResult {
 // the lease, and returns when the journal says it did.
 func (e *env) agentLeaseAbort(t testing.TB, n int, since time.Time, limit time.Duration) (time.Time, bool) {
 	t.Helper()
+	at, _, ok := e.agentJournalLine(t, n, "aborting load: no word from coordinator", since, limit)
+	return at, ok
+}
+
+// agentJournalLine waits for a line of hN's agent journal after since that
+// holds text, and returns when it was logged and the line.
+func (e *env) agentJournalLine(t testing.TB, n int, text string, since time.Time, limit time.Duration) (time.Time, string, bool) {
+	t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
 		out, _ := e.clusterErr("exec", fmt.Sprintf("h%d", n), "journalctl", "-u", "ycsbctl-agent", "-o", "short-unix", "--no-pager",
 			"--since", fmt.Sprintf("@%d", since.Unix()-1))
 		for _, line := range strings.Split(out, "\n") {
-			if !strings.Contains(line, "aborting load: no word from coordinator") {
+			if !strings.Contains(line, text) {
 				continue
 			}
 			f := strings.Fields(line)
@@ -130,11 +138,11 @@ func (e *env) agentLeaseAbort(t testing.TB, n int, since time.Time, limit time.D
 			}
 			at := time.Unix(0, int64(sec*1e9))
 			if at.After(since) {
-				return at, true
+				return at, line, true
 			}
 		}
 		if time.Now().After(deadline) {
-			return time.Time{}, false
+			return time.Time{}, "", false
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

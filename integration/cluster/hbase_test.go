@@ -500,7 +500,8 @@ func hbaseProps(extra ...string) []string {
 func testHBase(t *testing.T, e *env) {
 	logrus.SetLevel(logrus.WarnLevel)
 	start := time.Now()
-	defer stopHBaseCluster(t, e)
+	// TestCluster stops the daemons (stopHBaseCluster) once the suite step,
+	// which needs them, has run.
 	if err := startHBaseCluster(t, e); err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/spool"
 	"github.com/ycsbctl/ycsbctl/internal/suite"
+	"github.com/ycsbctl/ycsbctl/internal/testutil/suitecheck"
 	"github.com/ycsbctl/ycsbctl/internal/testutil/tools"
 	"github.com/ycsbctl/ycsbctl/internal/workbook"
 )
@@ -227,7 +228,7 @@ func TestSuiteEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(page), "03-run-workloadc: throughput vs threads")
 	assert.Contains(t, string(page), "04-run-workloadb: p99 latency vs target")
-	t.Run("Chromium", func(t *testing.T) { checkInChromium(t, html) })
+	t.Run("Chromium", func(t *testing.T) { suitecheck.CheckCompare(t, html, 6) }) // sweep and comparison charts
 
 	// suite report rewrites the summaries from the bundles alone.
 	for _, f := range []string{"summary.xlsx", "summary.csv", "compare.html"} {
@@ -522,31 +523,6 @@ func TestSuiteDryRunComparison2014(t *testing.T) {
 		assert.Equal(t, 0, r.code, r.stderr)
 		assert.Contains(t, r.stdout, "thread scan: threads 1, 2, 4")
 	}
-}
-
-// checkInChromium loads a page in headless Chromium and fails on console
-// errors or charts that did not draw (the page's #charts-ready marker).
-func checkInChromium(t *testing.T, file string) {
-	t.Helper()
-	bin := tools.Chromium(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--user-data-dir="+t.TempDir(),
-		"--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000", "--dump-dom", "file://"+file)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	require.NoError(t, cmd.Run(), errb.String())
-	bad := regexp.MustCompile(`(?i)(Uncaught|CONSOLE.*(error|exception)|SyntaxError|ReferenceError|TypeError)`)
-	for _, line := range strings.Split(errb.String(), "\n") {
-		assert.False(t, bad.MatchString(line), "console error: %s", line)
-	}
-	m := regexp.MustCompile(`<div id="charts-ready" data-count="(\d+)" data-total="(\d+)" data-empty="(\d+)">`).FindStringSubmatch(out.String())
-	require.NotNil(t, m, "no #charts-ready marker: the page's script did not run")
-	assert.Equal(t, m[2], m[1], "charts drawn vs total")
-	assert.Equal(t, "0", m[3], "empty charts")
-	n, _ := strconv.Atoi(m[2])
-	assert.GreaterOrEqual(t, n, 6, "sweep charts and comparison charts")
 }
 
 func TestSuiteThreadScanReportsTheKnee(t *testing.T) {
