@@ -319,7 +319,11 @@ func TestTelemetryHBase(t *testing.T) {
 		"hbase.regionserver.info.port": "-1"}
 	requireExit(t, runCLI(t, 2*time.Minute, "", "init", "hbase", "-p", "hbase.zookeeper.quorum="+quorum, "-p", "columnfamily=family"), 0)
 	startDecoy(t, "org.apache.hadoop.hbase.master.HMaster") // a look-alike not serving the web UI port
+	// Paced to about ten seconds (a quiet machine loaded the 10,000 rows
+	// in 4 s and no interval's reading showed them in the memstore).
+	props["target"] = "1000"
 	run, res := telemetryLoad(t, "hbase", 10000, props)
+	delete(props, "target")
 	checkServerFound(t, run, res, "hbase-master", serverPid(t, "hbase", "hbase.pid"))
 	ins := internalsInBundle(run)
 	require.NotEmpty(t, ins)

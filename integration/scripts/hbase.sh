@@ -107,6 +107,10 @@ write_config() {
   <property><name>hbase.master.info.port</name><value>$INFO_PORT</value></property>
   <property><name>hbase.master.info.bindAddress</name><value>$HOST</value></property>
   <property><name>hbase.regionserver.info.port</name><value>-1</value></property>
+  <!-- the region server's figures on /jmx (memstore, requests) are
+       refreshed every second, not every 5 s: telemetry reads them once
+       an interval, and a load of a few seconds otherwise saw none -->
+  <property><name>hbase.regionserver.metrics.period</name><value>1000</value></property>
   <!-- a WAL on the local filesystem cannot hflush/hsync as HDFS does -->
   <property><name>hbase.unsafe.stream.capability.enforce</name><value>false</value></property>
   <!-- fast SIGTERM: without these the RegionServer retries ZK ~20 s after
