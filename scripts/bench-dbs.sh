@@ -57,6 +57,11 @@
 #   JAVA             java 17 binary (default /usr/lib/jvm/java-17-openjdk-amd64/bin/java)
 #   LATTE            0: do not run latte (default 1: build it if needed)
 #   SYSCALLS         0: no strace runs (default 1 when strace is installed)
+#   BUSY             CPU-bound processes run beside every measured run
+#                    (default 0): BUSY=2 on a 2-core machine measures the
+#                    clients on a loaded machine, for the idle-against-loaded
+#                    comparison (each burner is a shell loop at normal
+#                    priority, started before the run and killed after it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -73,12 +78,14 @@ JAVA="${JAVA:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}"
 JAVA_YCSB_HOME="${JAVA_YCSB_HOME:-}"
 LATTE="${LATTE:-1}"
 SYSCALLS="${SYSCALLS:-1}"
+BUSY="${BUSY:-0}"
 
 dbs=("$@")
 [ ${#dbs[@]} -gt 0 ] || dbs=(basic cassandra hbase mongodb)
 for db in "${dbs[@]}"; do
   case "$db" in basic|cassandra|hbase|mongodb) ;; *) echo "bench-dbs.sh: unknown db $db (expected basic, cassandra, hbase or mongodb)" >&2; exit 2 ;; esac
 done
+case "$BUSY" in ''|*[!0-9]*) echo "bench-dbs.sh: BUSY must be a whole number of busy processes (got '$BUSY')" >&2; exit 2 ;; esac
 for n in $THREADS $REPEATS $RECORDS $OPS $OPS_1 $FERRET_RECORDS $FERRET_OPS $BASIC_OPS; do
   case "$n" in ''|*[!0-9]*|0) echo "bench-dbs.sh: THREADS, REPEATS, RECORDS, OPS, OPS_1, FERRET_*, BASIC_OPS must be positive integers (got '$n')" >&2; exit 2 ;; esac
 done
@@ -110,7 +117,23 @@ strace_ok=""
 if [ "$SYSCALLS" != 0 ] && command -v strace >/dev/null 2>&1; then strace_ok=1; fi
 work="$(mktemp -d)"
 running=""
+burners=()
+# busy_start and busy_stop put BUSY CPU-bound processes beside a run.
+busy_start() {
+  local i
+  for ((i = 0; i < BUSY; i++)); do
+    bash -c 'while :; do :; done' &
+    burners+=($!)
+  done
+}
+busy_stop() {
+  [ ${#burners[@]} -gt 0 ] || return 0
+  kill "${burners[@]}" 2>/dev/null || true
+  wait "${burners[@]}" 2>/dev/null || true
+  burners=()
+}
 cleanup() {
+  busy_stop
   if [ -n "$running" ]; then
     echo "stopping $running" >&2
     bash integration/servers.sh stop "$running" >&2 || true
@@ -247,7 +270,11 @@ measure() {
   client_cmd "$db" "$client" "$threads" "$ops" "$records" "$tag"
   echo "$db: $client threads=$threads ops=$ops run $rep" >&2
   rm -f "$tag.rt"
-  if ! YCSBCTL_RUNTIMESTATS="$tag.rt" /usr/bin/time -f 'TIME %U %S %e %M %w' -o "$tag.time" "${cmd[@]}" >"$tag.out" 2>"$tag.err"; then
+  busy_start
+  local rc=0
+  YCSBCTL_RUNTIMESTATS="$tag.rt" /usr/bin/time -f 'TIME %U %S %e %M %w' -o "$tag.time" "${cmd[@]}" >"$tag.out" 2>"$tag.err" || rc=$?
+  busy_stop
+  if [ $rc -ne 0 ]; then
     echo "bench-dbs.sh: $client run $db failed:" >&2
     tail -n 20 "$tag.err" >&2
     cat "$tag.time" >&2 || true
@@ -278,7 +305,11 @@ count_syscalls() {
   local -a cmd
   client_cmd "$db" "$client" "$threads" "$ops" "$records" "$tag"
   echo "$db: $client threads=$threads ops=$ops under strace" >&2
-  if ! strace -f -c -o "$tag.strace" "${cmd[@]}" >"$tag.out" 2>"$tag.err"; then
+  busy_start
+  local rc=0
+  strace -f -c -o "$tag.strace" "${cmd[@]}" >"$tag.out" 2>"$tag.err" || rc=$?
+  busy_stop
+  if [ $rc -ne 0 ]; then
     echo "bench-dbs.sh: $client run $db under strace failed:" >&2
     tail -n 20 "$tag.err" >&2
     exit 1
@@ -345,7 +376,7 @@ done
 echo
 latte_ver=""
 [ -n "$latte_bin" ] && latte_ver=" and $("$latte_bin" --version 2>/dev/null | awk '{print "latte " $NF}')"
-echo "ycsbctl $("$bin" --version 2>/dev/null | awk '{print $NF}') beside Java YCSB 0.17.0 ($("$JAVA" -version 2>&1 | head -n 1))$latte_ver, workload A, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+echo "ycsbctl $("$bin" --version 2>/dev/null | awk '{print $NF}') beside Java YCSB 0.17.0 ($("$JAVA" -version 2>&1 | head -n 1))$latte_ver, workload A, $(nproc) CPUs, $BUSY busy processes beside each run (BUSY), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 echo "cpu/op = client user+sys (start-up included) / operations: median of $REPEATS runs [min-max]; user/sys split, ops/s, p50, p99 (READ/UPDATE, us), max RSS, voluntary context switches and (ycsbctl) heap allocations per op: medians; syscalls/op: one run under strace -f -c"
 if [ -n "$missing_java" ]; then
   echo "Measured without Java YCSB for:$missing_java. Java YCSB's cassandra-cql and hbase2 adapters are not on Maven Central (set JAVA_YCSB_HOME to a built Java YCSB 0.17.0 distribution to compare them); its mongodb adapter (driver 3.8) cannot connect to FerretDB, the only MongoDB-protocol server here."
