@@ -466,8 +466,9 @@ steps:
 // JVM's read path (the load only ran writes), so that the first probe
 // does not pay for its compilation. Each probe is 3 s after 1 s of
 // warm-up: a stall of the harness at a probe's end leaves calls due
-// unmade, and 3 s keep a 90 ms one within the 3% a probe may miss. The
-// figures at p99 <= 10 ms are measured by hand (docs/capacity.md).
+// unmade, and 3 s keep a 90 ms one within the 3% a probe may miss.
+// Capacities at p99 <= 10 ms are measured by hand, not asserted: they
+// are figures of the machine (issue 24's closing note).
 func TestCapacityCassandra(t *testing.T) {
 	endpoint := startServer(t, "cassandra")
 	host, port, err := net.SplitHostPort(endpoint)
