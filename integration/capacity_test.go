@@ -454,13 +454,21 @@ steps:
 	assert.Contains(t, rows[1], workbook.FormatCell(rec.Answer.Capacity))
 }
 
-// TestCapacityCassandra searches a real Cassandra with workload C: the
-// search ends within its probe budget by its own rules (checkSearch: a
-// capacity, when one is found, is a passing probe's target, the objective
-// holding there). Whether a target passes depends on how fast a loaded
-// host lets a freshly started Cassandra answer, so finding one is not
-// required here; scripts/capacity-knees.sh and the closing note of issue
-// 24 give the figures.
+// TestCapacityCassandra searches a real Cassandra with workload C, and
+// requires what issue 24 asks of it: the search ends within its probe
+// budget by its own rules (checkSearch) and reports a capacity, a target
+// whose probe passed. What a loaded 2-core host lets a freshly started
+// Cassandra do is not the question here (a run at load 13 passed nothing
+// down to 62.5 ops/s against p99 <= 50 ms), so the objective is loose and
+// the ramp starts low: p99 within 1 s and 1% errors, which only a stall of
+// a second or a failing server breaks, from 200 ops/s, which the ramp
+// halves while nothing passes. A short run of reads first warms the
+// JVM's read path (the load only ran writes), so that the first probe
+// does not pay for its compilation. Each probe is 3 s after 1 s of
+// warm-up: a stall of the harness at a probe's end leaves calls due
+// unmade, and 3 s keep a 90 ms one within the 3% a probe may miss.
+// Capacities at p99 <= 10 ms are measured by hand, not asserted: they
+// are figures of the machine (issue 24's closing note).
 func TestCapacityCassandra(t *testing.T) {
 	endpoint := startServer(t, "cassandra")
 	host, port, err := net.SplitHostPort(endpoint)
@@ -470,14 +478,24 @@ func TestCapacityCassandra(t *testing.T) {
 		requireExit(t, runCLI(t, cmdTimeout, "", append([]string{verb, "cassandra"}, conn...)...), 0)
 	}
 	requireExit(t, runCLI(t, cmdTimeout, "", append([]string{"load", "cassandra", "-P", "workloadc", "-threads", "8"}, conn...)...), 0)
+	requireExit(t, runCLI(t, cmdTimeout, "", append([]string{"run", "cassandra", "-P", "workloadc", "-threads", "8",
+		"-p", "operationcount=2000", "--results", filepath.Join(t.TempDir(), "warm")}, conn...)...), 0)
 	dir := filepath.Join(t.TempDir(), "cap")
 	args := append([]string{"capacity", "cassandra", "-P", "workloadc", "-threads", "16", "--results", dir,
-		"--slo", "READ.p99<=50ms", "--probe", "2s", "--warmup", "2s", "--interval", "500ms", "--start", "500", "--precision", "10%",
-		"--max-probes", "4"}, conn...)
+		"--slo", "READ.p99<=1s", "--max-error-rate", "0.01", "--probe", "3s", "--warmup", "1s", "--interval", "500ms",
+		"--start", "200", "--precision", "10%", "--max-probes", "4"}, conn...)
 	r := runCLI(t, 10*time.Minute, "", args...)
 	requireExit(t, r, 0)
 	rec := readCapacity(t, dir)
 	checkSearch(t, dir, rec, 1)
+	require.True(t, rec.Answer.Found, "no target passed in %d probes (%s); each probe's reasons are in the table above", len(rec.Probes), rec.Answer.Ended)
+	at := rec.AtCapacity()
+	require.NotNil(t, at)
+	assert.Equal(t, capacity.Pass, at.Verdict)
+	v, ok := at.Value(rec.Settings.Objectives[0])
+	require.True(t, ok, "probe %d measured no READ", at.N)
+	assert.LessOrEqual(t, v, 1e6, "READ p99 (intended) at the capacity, µs")
 	assert.Contains(t, r.stdout, rec.AnswerText())
-	t.Logf("cassandra capacity at READ.p99<=50ms (workload C, 16 threads): %s ops/s, %s", capacity.FormatRate(rec.Answer.Capacity), rec.Answer.Ended)
+	t.Logf("cassandra capacity at READ.p99<=1s (workload C, 16 threads): %s ops/s (achieved %s, p99 %s), %s", capacity.FormatRate(rec.Answer.Capacity),
+		capacity.FormatRate(at.Achieved), capacity.FormatMicros(v), rec.Answer.Ended)
 }

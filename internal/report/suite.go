@@ -207,7 +207,8 @@ type sweepAxis struct {
 
 // newSweepAxis puts numbers at their value (on a log scale when every
 // value is at least double the previous, as thread and size sweeps are),
-// and anything else at its position, labelled with the value.
+// and anything else at its position; every tick is labelled with the
+// value as swept.
 func newSweepAxis(values []string) sweepAxis {
 	a := sweepAxis{x: map[string]float64{}}
 	nums := make([]float64, len(values))
@@ -236,14 +237,26 @@ func newSweepAxis(values []string) sweepAxis {
 	}
 	sort.Slice(idx, func(i, j int) bool { return nums[idx[i]] < nums[idx[j]] })
 	a.log = len(idx) > 1 && nums[idx[0]] > 0
+	// Ticks and point titles say each value as it was swept, as the
+	// bundle's directory and the workbook's Sweep column do: a unit's
+	// rounding (1048576 as "1.049M") names a value nobody swept.
+	labels := map[float64]string{}
 	for n, i := range idx {
 		a.x[values[i]] = nums[i]
-		a.ticks = append(a.ticks, Tick{Value: nums[i], Label: fmtNumber(nums[i])})
+		if _, ok := labels[nums[i]]; !ok {
+			labels[nums[i]] = values[i]
+		}
+		a.ticks = append(a.ticks, Tick{Value: nums[i], Label: values[i]})
 		if n > 0 && nums[i] < 2*nums[idx[n-1]] {
 			a.log = false
 		}
 	}
-	a.title = fmtNumber
+	a.title = func(x float64) string {
+		if l, ok := labels[x]; ok {
+			return l
+		}
+		return fmtNumber(x)
+	}
 	return a
 }
 

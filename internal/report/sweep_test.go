@@ -102,3 +102,41 @@ func parseF(t *testing.T, s string) float64 {
 	}
 	return f
 }
+
+// TestSweepTicksAreTheValuesAsSwept: a numeric sweep's ticks and point
+// titles read as the values the bundle paths and the workbook's Sweep
+// column show (hbase-pe's write buffer sizes), not rounded to a unit
+// (65536 read "65.536k" and 1048576 "1.049M", not a value that was swept).
+func TestSweepTicksAreTheValuesAsSwept(t *testing.T) {
+	mix := map[string]string{"insertproportion": "1", "operationcount": "10"}
+	p := &SuitePage{Name: "s", Databases: []string{"hbase"}}
+	sizes := []string{"4096", "65536", "1048576", "4194304"}
+	for i, v := range sizes {
+		r := sweepRun("hbase", v, float64(100*(i+1)), mix, 10, 99)
+		r.Sweep[0].Key = "writebuffersize"
+		p.Runs = append(p.Runs, r)
+	}
+	charts := p.sweepCharts()
+	if len(charts) != 2 {
+		t.Fatalf("%d charts", len(charts))
+	}
+	for _, c := range charts {
+		svg := c.SVG()
+		if got := strings.Join(xTicks(svg), ","); got != strings.Join(sizes, ",") {
+			t.Errorf("%s: x ticks %q, want the swept values %s", c.ID, got, strings.Join(sizes, ","))
+		}
+		for _, v := range sizes {
+			if !strings.Contains(svg, " at "+v+"</title>") {
+				t.Errorf("%s: no point titled with %s (ticks %q)", c.ID, v, xTicks(svg))
+			}
+		}
+	}
+	// Still a log scale: each value at least doubles the one before.
+	pos := xPositions(charts[0].SVG())
+	if len(pos) != 4 {
+		t.Fatalf("positions %v", pos)
+	}
+	if d := parseF(t, pos[1]) - parseF(t, pos[0]); d < 100 {
+		t.Errorf("4096 and 65536 %.1f apart: not a log scale (%v)", d, pos)
+	}
+}

@@ -274,23 +274,13 @@ type Expect struct {
 func CheckBundle(t testing.TB, d Database, step string, r *bundle.Run, x Expect) {
 	t.Helper()
 	what := d.DB + "/" + step
-	assert.Equal(t, run.StatusComplete, r.Status, what)
-	assert.Equal(t, 0, r.ExitCode, what)
 	assert.True(t, r.Config.TLS, "%s: mutual TLS", what)
 	assert.True(t, r.Config.Token, "%s: token", what)
 	require.Len(t, r.Agents, len(x.Agents), what)
-	var agentOps, intervalOps int64
 	for i, a := range r.Agents {
 		assert.Equal(t, x.Agents[i], a.Address, what)
-		require.NotNil(t, a.Final, "%s agent %d", what, i)
-		assert.Equal(t, a.Final.Operations, a.Operations, "%s agent %d: operations received = its own count", what, i)
-		agentOps += a.Operations
 	}
-	for _, iv := range r.Intervals {
-		intervalOps += iv.Operations
-	}
-	assert.Equal(t, r.Summary.Operations, agentOps, "%s: merged operations = the agents' sum", what)
-	assert.Equal(t, r.Summary.Operations, intervalOps, "%s: merged operations = the intervals' sum", what)
+	CheckCounts(t, what, r)
 	threads := x.RunThreads
 	switch step {
 	case "01-load", "02-bulkload":
@@ -330,6 +320,28 @@ func CheckBundle(t testing.TB, d Database, step string, r *bundle.Run, x Expect)
 	assert.Equal(t, "comparison2014", r.Suite.Suite, what)
 }
 
+// CheckCounts checks that a step's run is complete and its counts agree
+// exactly: each load generator's (an agent's, or the single host's)
+// operations as received = its own final count, and the summary = their
+// sum = the intervals' sum. what names the step in failures.
+func CheckCounts(t testing.TB, what string, r *bundle.Run) {
+	t.Helper()
+	assert.Equal(t, run.StatusComplete, r.Status, what)
+	assert.Equal(t, 0, r.ExitCode, what)
+	require.NotEmpty(t, r.Agents, what)
+	var agentOps, intervalOps int64
+	for i, a := range r.Agents {
+		require.NotNil(t, a.Final, "%s agent %d", what, i)
+		assert.Equal(t, a.Final.Operations, a.Operations, "%s agent %d: operations received = its own count", what, i)
+		agentOps += a.Operations
+	}
+	for _, iv := range r.Intervals {
+		intervalOps += iv.Operations
+	}
+	assert.Equal(t, r.Summary.Operations, agentOps, "%s: merged operations = the agents' sum", what)
+	assert.Equal(t, r.Summary.Operations, intervalOps, "%s: merged operations = the intervals' sum", what)
+}
+
 func roles(nodes []environ.Node) map[string]int {
 	m := map[string]int{}
 	for _, n := range nodes {
@@ -356,44 +368,26 @@ func CheckBundles(t testing.TB, results string, dbs []Database, x Expect) {
 // and topology.
 func CheckWorkbook(t testing.TB, xlsx string, dbs []Database, agents []string) {
 	t.Helper()
-	py := tools.Python(t, "openpyxl")
-	script := `
-import json, sys, openpyxl
-wb = openpyxl.load_workbook(sys.argv[1])
-out = {"sheets": wb.sheetnames}
-for name in ("Overall", "Operations", "Periods", "Environment"):
-    out[name] = [[("" if c is None else str(c)) for c in row] for row in wb[name].iter_rows(values_only=True)]
-print(json.dumps(out))
-`
-	out, err := exec.Command(py, "-c", script, xlsx).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	var wb struct {
-		Sheets      []string   `json:"sheets"`
-		Overall     [][]string `json:"Overall"`
-		Operations  [][]string `json:"Operations"`
-		Periods     [][]string `json:"Periods"`
-		Environment [][]string `json:"Environment"`
-	}
-	require.NoError(t, json.Unmarshal(out, &wb))
+	wb := ReadWorkbook(t, xlsx, "Overall", "Operations", "Periods", "Environment")
 	assert.Equal(t, []string{"Overall", "Operations", "Periods", "Hosts", "Environment", "Throughput chart"}, wb.Sheets)
 	steps := len(dbs) * len(MeasuredSteps)
-	require.Len(t, wb.Overall, 1+steps)
+	require.Len(t, wb.Rows["Overall"], 1+steps)
 	var want, got []string
 	for _, d := range dbs {
 		for _, s := range MeasuredSteps {
 			want = append(want, d.DB+"/"+s)
 		}
 	}
-	for _, row := range wb.Overall[1:] {
+	for _, row := range wb.Rows["Overall"][1:] {
 		got = append(got, row[len(row)-1])
 	}
 	assert.ElementsMatch(t, want, got, "Overall: one row per step")
-	assert.Greater(t, len(wb.Operations), steps)
-	assert.Greater(t, len(wb.Periods), 2*steps, "several intervals per step")
+	assert.Greater(t, len(wb.Rows["Operations"]), steps)
+	assert.Greater(t, len(wb.Rows["Periods"]), 2*steps, "several intervals per step")
 	hosts := map[string]bool{}
 	product := map[string]string{}
 	topology := map[string]map[string]int{}
-	for _, row := range wb.Environment[1:] {
+	for _, row := range wb.Rows["Environment"][1:] {
 		switch {
 		case row[0] == "host" && row[3] == "hostname":
 			hosts[row[2]] = true
@@ -417,6 +411,37 @@ print(json.dumps(out))
 			assert.Equal(t, d.Roles, topology[d.DB], "Environment: %s's topology", d.DB)
 		}
 	}
+}
+
+// Workbook is a workbook as openpyxl reads it: its sheets' names in
+// order, and the rows of those asked for, every cell as text ("" for an
+// empty one).
+type Workbook struct {
+	Sheets []string
+	Rows   map[string][][]string
+}
+
+// ReadWorkbook reads xlsx back with openpyxl, another implementation than
+// the writer's, with the rows of the named sheets.
+func ReadWorkbook(t testing.TB, xlsx string, sheets ...string) Workbook {
+	t.Helper()
+	py := tools.Python(t, "openpyxl")
+	script := `
+import json, sys, openpyxl
+wb = openpyxl.load_workbook(sys.argv[1])
+out = {"sheets": wb.sheetnames, "rows": {}}
+for name in sys.argv[2:]:
+    out["rows"][name] = [[("" if c is None else str(c)) for c in row] for row in wb[name].iter_rows(values_only=True)]
+print(json.dumps(out))
+`
+	out, err := exec.Command(py, append([]string{"-c", script, xlsx}, sheets...)...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var wb struct {
+		Sheets []string              `json:"sheets"`
+		Rows   map[string][][]string `json:"rows"`
+	}
+	require.NoError(t, json.Unmarshal(out, &wb))
+	return Workbook{Sheets: wb.Sheets, Rows: wb.Rows}
 }
 
 var consoleError = regexp.MustCompile(`(?i)(Uncaught|CONSOLE.*(error|exception)|SyntaxError|ReferenceError|TypeError)`)
