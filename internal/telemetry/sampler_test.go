@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,6 +71,8 @@ func TestSamplerOnThisHost(t *testing.T) {
 	assert.Positive(t, iv.MemTotal)
 	assert.GreaterOrEqual(t, iv.DB.Count, 1, "the sleep child is found by its name")
 	assert.Positive(t, iv.Client.RSSMax, "the test binary is the load generator")
+	assert.Positive(t, iv.ClientCPUs, "what the load generator may use: at least its GOMAXPROCS or its quota")
+	assert.LessOrEqual(t, iv.ClientCPUs, float64(runtime.GOMAXPROCS(0)))
 	assert.Contains(t, strings.Join(notes, "\n"), "sleeper (pid ")
 	assert.Len(t, iv.Points, iv.Samples)
 	// The next interval starts where the first ended (as the engine's
