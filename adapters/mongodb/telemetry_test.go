@@ -116,3 +116,21 @@ func TestServerStatusTicketsMoved(t *testing.T) {
 	assert.Contains(t, got, "tickets.write.available", "a figure of 0 is kept: no ticket left is the finding")
 	assert.Equal(t, 6.0, got["tickets.read.available"].Value)
 }
+
+// BenchmarkServerStatusReading is ycsbctl's side of a serverStatus read,
+// once per interval: the reply's bytes (a mongod 7.0's, as the driver
+// hands them over) looked up into a reading. The fixture holds the
+// sections read and a few others; a full reply is tens of KB more, which
+// the lookups skip over, so a real one costs somewhat more. The command's
+// round trip is the server's time. Printed, never asserted.
+func BenchmarkServerStatusReading(b *testing.B) {
+	ext, err := os.ReadFile(filepath.Join("testdata", "serverstatus-mongod-7.0.json"))
+	require.NoError(b, err)
+	var d bson.D
+	require.NoError(b, bson.UnmarshalExtJSON(ext, true, &d))
+	raw, err := bson.Marshal(d)
+	require.NoError(b, err)
+	for b.Loop() {
+		_ = statusReading(raw, "127.0.0.1:27017")
+	}
+}

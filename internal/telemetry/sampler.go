@@ -352,19 +352,8 @@ func (s *Sampler) internalsLoop(ctx context.Context, host adapters.Host) {
 					partial = true
 					s.note("telemetry: database internals on %s: some figures could not be read: %v (the others are kept; said once)", s.cfg.Host, err)
 				}
-				out := &Internals{Product: r.Product, Source: r.Source}
-				for _, m := range r.Metrics {
-					if !m.Counter {
-						out.Metrics = append(out.Metrics, Metric{Name: m.Name, Value: m.Value})
-						continue
-					}
-					if p, ok := prev[m.Name]; ok && prevNs > 0 && now > prevNs && m.Value >= p {
-						out.Metrics = append(out.Metrics, Metric{Name: m.Name + "_per_sec", Value: (m.Value - p) / (float64(now-prevNs) / 1e9)})
-					}
-					prev[m.Name] = m.Value
-				}
+				out := internalsOf(r, prev, prevNs, now)
 				prevNs = now
-				sort.Slice(out.Metrics, func(i, j int) bool { return out.Metrics[i].Name < out.Metrics[j].Name })
 				s.mu.Lock()
 				s.latest, s.latestNs = out, now
 				s.mu.Unlock()
@@ -376,6 +365,26 @@ func (s *Sampler) internalsLoop(ctx context.Context, host adapters.Host) {
 		case <-t.C:
 		}
 	}
+}
+
+// internalsOf turns an adapter's reading at now into an interval's
+// internals: counters (which only grow) become rates per second against
+// prev, the counters of the reading at prevNs (0: none yet), which it
+// updates.
+func internalsOf(r adapters.InternalsReading, prev map[string]float64, prevNs, now int64) *Internals {
+	out := &Internals{Product: r.Product, Source: r.Source}
+	for _, m := range r.Metrics {
+		if !m.Counter {
+			out.Metrics = append(out.Metrics, Metric{Name: m.Name, Value: m.Value})
+			continue
+		}
+		if p, ok := prev[m.Name]; ok && prevNs > 0 && now > prevNs && m.Value >= p {
+			out.Metrics = append(out.Metrics, Metric{Name: m.Name + "_per_sec", Value: (m.Value - p) / (float64(now-prevNs) / 1e9)})
+		}
+		prev[m.Name] = m.Value
+	}
+	sort.Slice(out.Metrics, func(i, j int) bool { return out.Metrics[i].Name < out.Metrics[j].Name })
+	return out
 }
 
 // localAddrs lists the host's own IP addresses, loopback included.
