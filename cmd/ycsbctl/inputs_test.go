@@ -106,6 +106,10 @@ func TestInputsSayWhatWasTyped(t *testing.T) {
 		{name: "--listen nonsense::::",
 			args: func(string) []string { return []string{"agent", "--listen", "nonsense::::"} },
 			code: 2, want: []string{`--listen "nonsense::::"`, "HOST:PORT"}, not: []string{"loopback"}},
+		// A bare name that resolves to nothing (.invalid never does).
+		{name: "--listen an unresolvable name",
+			args: func(string) []string { return []string{"agent", "--listen", "nonsense.invalid"} },
+			code: 2, want: []string{`--listen "nonsense.invalid"`, `host "nonsense.invalid" does not resolve`, "127.0.0.1:7420"}, not: []string{"loopback"}},
 		{name: "--listen port out of range",
 			args: func(string) []string { return []string{"agent", "--listen", "127.0.0.1:99999"} },
 			code: 2, want: []string{`"127.0.0.1:99999"`, `port "99999"`, "0 to 65535"}},
