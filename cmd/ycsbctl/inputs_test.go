@@ -113,6 +113,11 @@ func TestInputsSayWhatWasTyped(t *testing.T) {
 		{name: "--listen port out of range",
 			args: func(string) []string { return []string{"agent", "--listen", "127.0.0.1:99999"} },
 			code: 2, want: []string{`"127.0.0.1:99999"`, `port "99999"`, "0 to 65535"}},
+		// A mistyped help topic used to print the root's help, exit 0.
+		{name: "help exit-code",
+			args: func(string) []string { return []string{"help", "exit-code"} },
+			code: 2, want: []string{`unknown help topic "exit-code"`, `did you mean "exit-codes"?`},
+			check: func(t *testing.T, _ string, r run) { assert.Empty(t, r.stdout, "no help printed as if it answered") }},
 		{name: "run basic extra",
 			args: func(string) []string { return []string{"run", "basic", "extra"} },
 			code: 2, want: []string{`"basic" "extra"`, "at most one positional argument, the database"}, not: []string{"No database named"}},
