@@ -50,8 +50,8 @@ cluster-test: build ## root only: 4 hosts (network namespaces, systemd, sshd), A
 	./integration/servers.sh install hbase
 	$(GO) test -count=1 -tags cluster -timeout 75m -v ./integration/cluster/ 2>&1 | tee .cluster-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:' ; rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || ./scripts/test-failures.sh .cluster-test.log; exit $$rc
 
-bench: ## per-operation harness cost and end-to-end basic-DB throughput
-	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,16 ./internal/workload/ ./internal/generator/ ./internal/measurement/ ./adapters/cassandra/ ./internal/clock/
+bench: ## per-operation harness cost, telemetry's sampling and internals-read cost, and end-to-end basic-DB throughput
+	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,16 ./internal/workload/ ./internal/generator/ ./internal/measurement/ ./adapters/cassandra/ ./internal/clock/ ./internal/telemetry/ ./adapters/mongodb/
 	./scripts/bench-e2e.sh
 
 capacity-knees: build ## how close ycsbctl capacity lands to known knees (basic with fixed delays; minutes)

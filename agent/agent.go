@@ -127,6 +127,14 @@ func ListenAddr(cfg Config) (addr string, warning string, err error) {
 		return "", "", fmt.Errorf("--listen %q: port %q: expected a number from 0 to 65535", l, port)
 	}
 	addr = net.JoinHostPort(host, port)
+	// A name is resolved first: one that names nothing is a mistyped
+	// address, and would otherwise be refused as not loopback (without
+	// TLS) or fail later in a raw bind error.
+	if host != "" && host != "localhost" && net.ParseIP(host) == nil {
+		if err := lookupHost(host); err != nil {
+			return "", "", fmt.Errorf("--listen %q: host %q does not resolve (%s): expected an IP address or a name of this host, with an optional :PORT, for example 127.0.0.1:7420", l, host, err)
+		}
+	}
 	if cfg.TLS.Enabled() {
 		return addr, "", nil
 	}
@@ -137,6 +145,22 @@ func ListenAddr(cfg Config) (addr string, warning string, err error) {
 		return "", "", fmt.Errorf("--listen %s: without TLS the agent only listens on loopback (127.0.0.1); configure --tls-cert/--tls-key/--tls-ca, or pass --insecure-listen to accept unauthenticated connections from the network", l)
 	}
 	return addr, fmt.Sprintf("WARNING: agent listening on %s without TLS: anyone who can reach this port can run load against any database this host can reach", addr), nil
+}
+
+// lookupHost resolves a --listen name, in a bounded time; the error is
+// the resolver's reason ("no such host"), the name being quoted already.
+func lookupHost(host string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupHost(ctx, host)
+	var de *net.DNSError
+	switch {
+	case errors.As(err, &de):
+		return errors.New(de.Err)
+	case err == nil && len(ips) == 0:
+		return errors.New("no address")
+	}
+	return err
 }
 
 func isLoopback(host string) bool {

@@ -44,6 +44,15 @@ func TestListenAddr(t *testing.T) {
 			t.Errorf("refusal does not say how to fix it: %v", err)
 		}
 	}
+	// A name that resolves to nothing is a mistyped address, said as
+	// such whatever the TLS and loopback settings (.invalid never
+	// resolves).
+	for _, cfg := range []Config{{Listen: "nonsense.invalid"}, {Listen: "nonsense.invalid:7420", AllowNonLoopback: true}, {Listen: "nonsense.invalid", TLS: tls}} {
+		_, _, err := ListenAddr(cfg)
+		if err == nil || !strings.Contains(err.Error(), `host "nonsense.invalid" does not resolve`) || strings.Contains(err.Error(), "loopback") {
+			t.Errorf("%+v: %v", cfg, err)
+		}
+	}
 }
 
 func serve(t *testing.T, cfg Config) string {

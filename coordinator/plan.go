@@ -73,23 +73,25 @@ func NewPlan(s *spec.Spec, agents []string) (*Plan, error) {
 	// "0 = unlimited"), so a budget smaller than the agent count is an
 	// error rather than a silently unbounded agent.
 	if s.OpCount > 0 && s.OpCount < int64(n) {
-		prop := workload.PropOperationCount
 		if phase == run.Load {
-			prop = workload.PropInsertCount
+			return nil, loadCountError(props, cfg, n)
 		}
-		return nil, &properties.Error{Property: prop, Value: strconv.FormatInt(s.OpCount, 10),
+		return nil, &properties.Error{Property: workload.PropOperationCount, Value: props.String(workload.PropOperationCount, ""),
 			Expected: fmt.Sprintf("at least one operation per agent (%s)", plural.Count(n, "agent"))}
 	}
 	// Each agent validates its share as a single host would; a share
 	// below what a host accepts is refused here, in the user's terms,
-	// before any agent is contacted.
+	// before any agent is contacted. The value is the property as set,
+	// so that the command line can say which flag or -p typed it.
 	if s.Target > 0 && s.Target/float64(n) < spec.MinTarget {
-		return nil, &properties.Error{Property: spec.PropTarget, Value: strconv.FormatFloat(s.Target, 'g', -1, 64),
-			Expected: fmt.Sprintf("at least %.6g ops/s with %s (flag -target): the target is split evenly across agents and each paces at least %g ops/s",
+		return nil, &properties.Error{Property: spec.PropTarget, Value: props.String(spec.PropTarget, ""),
+			Expected: fmt.Sprintf("at least %.6g ops/s with %s: the target is split evenly across agents and each paces at least %g ops/s",
 				spec.MinTarget*float64(n), plural.Count(n, "agent"), spec.MinTarget)}
 	}
 	if phase == run.Load && s.OpCount == 0 && !timed {
-		return nil, &properties.Error{Property: workload.PropInsertCount, Value: "0", Expected: "a positive number of records to load"}
+		// spec.Parse refuses this already; kept so that a plan is never
+		// an unbounded load whatever built the spec.
+		return nil, &properties.Error{Property: workload.PropInsertCount, Value: props.String(workload.PropInsertCount, ""), Expected: "a positive number of records to load"}
 	}
 	for i := 0; i < n; i++ {
 		a := AgentPlan{Index: i, Address: agents[i]}
@@ -113,6 +115,25 @@ func NewPlan(s *spec.Spec, agents []string) (*Plan, error) {
 		p.Agents = append(p.Agents, a)
 	}
 	return p, nil
+}
+
+// loadCountError refuses a load of fewer records than agents (an agent
+// with none would load without limit), naming the property the user set:
+// insertcount when given, else recordcount, from which the count derives
+// (recordcount - insertstart).
+func loadCountError(p *properties.Properties, cfg *workload.Config, n int) error {
+	agents := plural.Count(n, "agent")
+	if p.Has(workload.PropInsertCount) {
+		return &properties.Error{Property: workload.PropInsertCount, Value: p.String(workload.PropInsertCount, ""),
+			Expected: fmt.Sprintf("at least one record per agent to load (%s)", agents)}
+	}
+	if cfg.InsertStart > 0 {
+		return &properties.Error{Property: workload.PropRecordCount, Value: p.String(workload.PropRecordCount, ""),
+			Expected: fmt.Sprintf("at least %d with insertstart=%s and %s: the load inserts recordcount - insertstart records, at least one per agent",
+				cfg.InsertStart+int64(n), p.String(workload.PropInsertStart, ""), agents)}
+	}
+	return &properties.Error{Property: workload.PropRecordCount, Value: p.String(workload.PropRecordCount, ""),
+		Expected: fmt.Sprintf("at least one record per agent to load (%s)", agents)}
 }
 
 // checkPrepareSize refuses, before anything is sent, properties that an

@@ -87,8 +87,11 @@ func (in *internals) Close() error {
 	return in.c.Disconnect(ctx)
 }
 
-// serverStatus fields read, by path: MongoDB's opcounters (counters),
-// WiredTiger cache, connections and the global lock's queues.
+// serverStatus fields read, by path, as a mongod 7.0 reports them:
+// opcounters (counters), the WiredTiger cache, connections, the global
+// lock's queues and active clients, resident memory. A mongos has no
+// storage engine: its reply lacks the cache, and those figures are left
+// out rather than read as zero.
 var mongoStatus = []struct {
 	path    []string
 	name    string
@@ -112,15 +115,29 @@ var mongoStatus = []struct {
 	{[]string{"mem", "resident"}, "mem.resident_mb", false},
 }
 
-// Read runs serverStatus. FerretDB answers it in part (its own command
-// counters, no opcounters or cache): what it gives is recorded under its
-// own name, never as MongoDB's.
+// ticketSections are where a server reports its storage-engine tickets
+// (the operations admitted into the storage engine at once; none
+// available means operations queue for one): 7.0 and earlier under
+// wiredTiger.concurrentTransactions, which 7.0 sizes dynamically; later
+// servers moved the same read and write documents to queues.execution.
+// The first section present is read.
+var ticketSections = [][]string{{"wiredTiger", "concurrentTransactions"}, {"queues", "execution"}}
+
+// Read runs serverStatus.
 func (in *internals) Read(ctx context.Context) (adapters.InternalsReading, error) {
 	raw, err := in.c.Database("admin").RunCommand(ctx, bson.D{{Key: "serverStatus", Value: 1}}).Raw()
 	if err != nil {
 		return adapters.InternalsReading{}, errors.New(in.scrub(err.Error()))
 	}
-	r := adapters.InternalsReading{Source: "serverStatus on " + in.node}
+	return statusReading(raw, in.node), nil
+}
+
+// statusReading turns a serverStatus reply into a reading. FerretDB
+// answers serverStatus in part (its own command counters, no opcounters
+// or cache): what it gives is recorded under its own name, never as
+// MongoDB's.
+func statusReading(raw bson.Raw, node string) adapters.InternalsReading {
+	r := adapters.InternalsReading{Source: "serverStatus on " + node}
 	version, _ := raw.Lookup("version").StringValueOK()
 	if fv, ok := raw.Lookup("ferretdbVersion").StringValueOK(); ok {
 		r.Product = "FerretDB " + fv
@@ -150,6 +167,20 @@ func (in *internals) Read(ctx context.Context) (adapters.InternalsReading, error
 			r.Metrics = append(r.Metrics, adapters.Metric{Name: f.name, Value: v, Counter: f.counter})
 		}
 	}
+	for _, sec := range ticketSections {
+		doc, ok := raw.Lookup(sec...).DocumentOK()
+		if !ok {
+			continue
+		}
+		for _, rw := range []string{"read", "write"} {
+			for _, k := range []string{"out", "available"} {
+				if v, ok := doc.Lookup(rw, k).AsFloat64OK(); ok {
+					r.Metrics = append(r.Metrics, adapters.Metric{Name: "tickets." + rw + "." + k, Value: v})
+				}
+			}
+		}
+		break
+	}
 	sort.Slice(r.Metrics, func(i, j int) bool { return r.Metrics[i].Name < r.Metrics[j].Name })
-	return r, nil
+	return r
 }

@@ -60,6 +60,9 @@ func runJSONProps(t *testing.T, dir string) map[string]string {
 func TestInputsSayWhatWasTyped(t *testing.T) {
 	binary(t)
 	quiet := []string{"-p", "basicdb.verbose=false"}
+	// three agents nobody listens on: a row that reached them would
+	// fail to connect (exit 1), so exit 2 shows it was refused first.
+	const three = "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"
 	tests := []struct {
 		name string
 		args func(dir string) []string
@@ -103,9 +106,18 @@ func TestInputsSayWhatWasTyped(t *testing.T) {
 		{name: "--listen nonsense::::",
 			args: func(string) []string { return []string{"agent", "--listen", "nonsense::::"} },
 			code: 2, want: []string{`--listen "nonsense::::"`, "HOST:PORT"}, not: []string{"loopback"}},
+		// A bare name that resolves to nothing (.invalid never does).
+		{name: "--listen an unresolvable name",
+			args: func(string) []string { return []string{"agent", "--listen", "nonsense.invalid"} },
+			code: 2, want: []string{`--listen "nonsense.invalid"`, `host "nonsense.invalid" does not resolve`, "127.0.0.1:7420"}, not: []string{"loopback"}},
 		{name: "--listen port out of range",
 			args: func(string) []string { return []string{"agent", "--listen", "127.0.0.1:99999"} },
 			code: 2, want: []string{`"127.0.0.1:99999"`, `port "99999"`, "0 to 65535"}},
+		// A mistyped help topic used to print the root's help, exit 0.
+		{name: "help exit-code",
+			args: func(string) []string { return []string{"help", "exit-code"} },
+			code: 2, want: []string{`unknown help topic "exit-code"`, `did you mean "exit-codes"?`},
+			check: func(t *testing.T, _ string, r run) { assert.Empty(t, r.stdout, "no help printed as if it answered") }},
 		{name: "run basic extra",
 			args: func(string) []string { return []string{"run", "basic", "extra"} },
 			code: 2, want: []string{`"basic" "extra"`, "at most one positional argument, the database"}, not: []string{"No database named"}},
@@ -114,11 +126,46 @@ func TestInputsSayWhatWasTyped(t *testing.T) {
 				return append([]string{"run", "basic", "-P", "workloada", "-p", "operationcount=10", "-p", "x\x1b[31mred=1"}, quiet...)
 			},
 			code: 0, want: []string{`x\x1b[31mred`, "nothing reads"}, not: []string{"\x1b"}},
+		// A value made impossible by the split among agents, or by other
+		// properties, is refused in the terms the user typed: the flag or
+		// the property set, never one derived from it.
 		{name: "-target 0.002 on 3 agents",
 			args: func(string) []string {
-				return []string{"coordinator", "run", "basic", "--agents", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3", "-P", "workloada", "-target", "0.002"}
+				return []string{"coordinator", "run", "basic", "--agents", three, "-P", "workloada", "-target", "0.002"}
 			},
-			code: 2, want: []string{`"target"="0.002"`, "at least 0.003 ops/s with 3 agents", "-target"}, not: []string{"0.000666", "unreachable"}},
+			code: 2, want: []string{"flag -target 0.002 (the target property)", "at least 0.003 ops/s with 3 agents"}, not: []string{"0.000666", "unreachable"}},
+		{name: "-p target=0.002 on 3 agents",
+			args: func(string) []string {
+				return []string{"coordinator", "run", "basic", "--agents", three, "-P", "workloada", "-p", "target=0.002"}
+			},
+			code: 2, want: []string{`property "target"="0.002"`, "at least 0.003 ops/s with 3 agents"}, not: []string{"flag -target", "0.000666", "unreachable"}},
+		{name: "coordinator load -p recordcount=2 on 3 agents",
+			args: func(string) []string {
+				return []string{"coordinator", "load", "basic", "--agents", three, "-P", "workloada", "-p", "recordcount=2"}
+			},
+			code: 2, want: []string{`property "recordcount"="2"`, "at least one record per agent to load (3 agents)"}, not: []string{"insertcount", "unreachable"}},
+		{name: "coordinator load -p recordcount=10 -p insertstart=8 on 3 agents",
+			args: func(string) []string {
+				return []string{"coordinator", "load", "basic", "--agents", three, "-p", "recordcount=10", "-p", "insertstart=8"}
+			},
+			code: 2, want: []string{`property "recordcount"="10"`, "at least 11 with insertstart=8 and 3 agents"}, not: []string{"insertcount=", "unreachable"}},
+		{name: "load -p recordcount=10 -p insertstart=5000",
+			args: func(string) []string {
+				return []string{"load", "basic", "-p", "recordcount=10", "-p", "insertstart=5000"}
+			},
+			code: 2, want: []string{`property "insertstart"="5000"`, "at most recordcount (10)"}, not: []string{"insertcount"}},
+		// An untimed load of no records used to run without limit (a
+		// count of 0 is the engine's "unlimited").
+		{name: "load -p recordcount=10 -p insertstart=10",
+			args: func(string) []string {
+				return []string{"load", "basic", "-p", "recordcount=10", "-p", "insertstart=10"}
+			},
+			code: 2, want: []string{`property "insertstart"="10"`, "less than recordcount (10)", "leaves none"}},
+		{name: "load -p insertcount larger than what recordcount leaves",
+			args: func(string) []string {
+				return []string{"load", "basic", "-p", "recordcount=10", "-p", "insertstart=4", "-p", "insertcount=7"}
+			},
+			code: 2, want: []string{`property "insertcount"="7"`, "at most recordcount - insertstart (10 - 4 = 6)"}},
 		{name: "-P workloads/workloada outside the repository",
 			args: func(string) []string { return append([]string{"run", "basic", "-P", "workloads/workloada"}, quiet...) },
 			code: 0, want: []string{"-P workloads/workloada", "built-in workload workloada"},

@@ -209,7 +209,7 @@ bundle (--results DIR).`,
 			if err != nil {
 				return err
 			}
-			return runSpec(gs, sp, cfg, sessionExtras{})
+			return f.asTyped(sp.Props, runSpec(gs, sp, cfg, sessionExtras{}))
 		},
 	}
 	f.register(cmd, coordinatorSettingFlags...)

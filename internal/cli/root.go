@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -136,5 +137,77 @@ once (agent, coordinator), with exactly merged HDR latency histograms.
 		newCertsCmd(gs),
 		newExitCodesTopic(),
 	)
+	strictHelp(root)
 	return root
+}
+
+// strictHelp makes `ycsbctl help TOPIC` refuse a topic that names no
+// command or help topic (exit 2, with the nearest names), where cobra's
+// help command printed the root's help and exited 0: `help exit-code`
+// looked like an answer. The help command stays cobra's own (its
+// completion, its place in the listing); only what it runs changes.
+func strictHelp(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	for _, h := range root.Commands() {
+		if h.Name() != "help" {
+			continue
+		}
+		h.Run = nil
+		h.RunE = func(h *cobra.Command, args []string) error {
+			cmd, rest, err := h.Root().Find(args)
+			if err != nil || cmd == nil || len(rest) > 0 {
+				return unknownTopic(h.Root(), cmd, args, rest)
+			}
+			cmd.InitDefaultHelpFlag()
+			cmd.InitDefaultVersionFlag()
+			return cmd.Help()
+		}
+	}
+}
+
+// unknownTopic is the error for `help ARGS` where found (nil: nothing)
+// is the deepest command the arguments name and rest what is left.
+func unknownTopic(root, found *cobra.Command, args, rest []string) error {
+	if found == nil {
+		found = root
+	}
+	typed := strings.Join(args, " ")
+	if len(rest) == 0 {
+		return invalid(fmt.Errorf("unknown help topic %q (see %s --help)", typed, root.Name()))
+	}
+	var near []string
+	for _, c := range found.Commands() {
+		if c.Hidden || c.Name() == "help" || !(c.IsAvailableCommand() || c.IsAdditionalHelpTopicCommand()) {
+			continue
+		}
+		if strings.HasPrefix(c.Name(), rest[0]) || editDistance(c.Name(), rest[0]) <= 2 {
+			near = append(near, strconv.Quote(strings.TrimPrefix(c.CommandPath(), root.Name()+" ")))
+		}
+	}
+	msg := fmt.Sprintf("unknown help topic %q for %q", typed, found.CommandPath())
+	if len(near) > 0 {
+		msg += "; did you mean " + strings.Join(near, " or ") + "?"
+	}
+	return invalid(fmt.Errorf("%s (see %s --help)", msg, found.CommandPath()))
+}
+
+// editDistance is the Levenshtein distance of two short names.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

@@ -43,7 +43,7 @@ file. Output follows YCSB: status lines on stderr with -s, the final
 				// First, as the default database's notice is.
 				fmt.Fprintf(gs.Stderr, "Using %s\n", sp.Adapter.Where(sp.Props))
 			}
-			return runSpec(gs, sp, nil, sessionExtras{})
+			return f.asTyped(sp.Props, runSpec(gs, sp, nil, sessionExtras{}))
 		},
 	}
 	f.register(cmd, runSettingFlags...)
@@ -65,7 +65,7 @@ func parseSpec(gs *GlobalState, cmd *cobra.Command, f *ycsbFlags, args []string,
 	}
 	sp, err := spec.Parse(db, p, phase)
 	if err != nil {
-		return nil, invalid(err)
+		return nil, invalid(f.asTyped(p, err))
 	}
 	sp.Warnings = append(notes, sp.Warnings...)
 	return sp, nil

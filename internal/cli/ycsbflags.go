@@ -21,6 +21,10 @@ type ycsbFlags struct {
 	// typed holds -p and every setting flag in the order typed.
 	typed []typedFlag
 	db    string // -db: read through the flag set by selectDB
+	// byFlag holds, per property that a setting flag set last on the
+	// command line, that flag as typed ("-target 0.002"); filled by
+	// resolve, read by asTyped.
+	byFlag map[string]string
 }
 
 // register adds -P, -p and -db, and the setting flags named.
@@ -57,6 +61,7 @@ func (f *ycsbFlags) resolve(gs *GlobalState, cmd *cobra.Command) (p *properties.
 	// setBy lists, per property, what set it to a new value, in order;
 	// byFlag and byP say whether a flag or a -p was among them.
 	setBy := map[string][]string{}
+	f.byFlag = map[string]string{}
 	var order []string
 	byFlag, byP := map[string]bool{}, map[string]bool{}
 	for _, t := range f.typed {
@@ -69,8 +74,10 @@ func (f *ycsbFlags) resolve(gs *GlobalState, cmd *cobra.Command) (p *properties.
 		}
 		if t.name == "p" {
 			byP[k] = true
+			delete(f.byFlag, k)
 		} else {
 			byFlag[k] = true
+			f.byFlag[k] = src
 		}
 		if _, seen := setBy[k]; !seen {
 			order = append(order, k)
@@ -89,6 +96,24 @@ func (f *ycsbFlags) resolve(gs *GlobalState, cmd *cobra.Command) (p *properties.
 	}
 	p.Merge(cl)
 	return p, notes, nil
+}
+
+// asTyped makes a refused property that a setting flag set speak of the
+// flag as the user typed it (properties.Error's Flag): a value refused as
+// "property target" reads as if -p target= had been typed. Only an error
+// quoting the property's value as set gets it; one about a value derived
+// from it (an agent's share) keeps the property's own terms. The error is
+// filled in place: it is this command's own, built for this message.
+func (f *ycsbFlags) asTyped(p *properties.Properties, err error) error {
+	var pe *properties.Error
+	if err == nil || p == nil || !errors.As(err, &pe) || pe.Flag != "" {
+		return err
+	}
+	src, ok := f.byFlag[pe.Property]
+	if ok && pe.Value != "" && pe.Value == p.String(pe.Property, "") {
+		pe.Flag = src
+	}
+	return err
 }
 
 // setting is the property a typed flag sets, its value and the flag as

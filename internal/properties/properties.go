@@ -106,9 +106,17 @@ type Error struct {
 	Property string
 	Value    string
 	Expected string
+	// Flag is the command-line flag that set the property, as typed
+	// ("-target 0.002"), when a flag rather than -p or a file did: the
+	// message then quotes what the user typed, not the property behind
+	// it. The command line fills it in; empty otherwise.
+	Flag string
 }
 
 func (e *Error) Error() string {
+	if e.Flag != "" {
+		return fmt.Sprintf("flag %s (the %s property): expected %s", Printable(redact.Text(e.Flag)), e.Property, e.Expected)
+	}
 	// Error messages reach the terminal, logs and run.json: a secret's
 	// value is never quoted back.
 	if e.Value == "" || redact.SecretName(e.Property) {

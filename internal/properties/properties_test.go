@@ -163,6 +163,9 @@ func TestErrorMessages(t *testing.T) {
 	assert.EqualError(t, err, `property "recordcount"="abc": expected one of a, b`)
 	e := &properties.Error{Property: "p", Expected: "something"}
 	assert.EqualError(t, e, `property "p": expected something`)
+	// A property a flag set is quoted as the flag typed.
+	e = &properties.Error{Property: "target", Value: "0.002", Expected: "more", Flag: "-target 0.002"}
+	assert.EqualError(t, e, `flag -target 0.002 (the target property): expected more`)
 }
 
 func TestParseOverride(t *testing.T) {

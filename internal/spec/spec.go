@@ -77,17 +77,17 @@ func parseSettings(p *properties.Properties, phase run.Phase, cfg *workload.Conf
 	}
 	if maxTh := MaxThreads(); th < 1 || th > maxTh {
 		return nil, &properties.Error{Property: PropThreads, Value: p.String(PropThreads, ""),
-			Expected: fmt.Sprintf("a thread count from 1 to %d (flag -threads; each thread needs about %d KiB and this host has %d MiB available)",
+			Expected: fmt.Sprintf("a thread count from 1 to %d (each thread needs about %d KiB and this host has %d MiB available)",
 				maxTh, threadBytes>>10, availableMemory()>>20)}
 	}
 	s.Threads = int(th)
 	if err := checkRecordMemory(cfg, s.Threads, phase); err != nil {
 		return nil, err
 	}
-	if s.Target, err = rangedFloat(p, PropTarget, 0, MinTarget, MaxTarget, true, "ops/s (flag -target; 0 = unthrottled)"); err != nil {
+	if s.Target, err = rangedFloat(p, PropTarget, 0, MinTarget, MaxTarget, "unthrottled", "ops/s"); err != nil {
 		return nil, err
 	}
-	si, err := rangedFloat(p, PropStatusInterval, 10, minStatusSecs, maxDurationSecs, false, "seconds")
+	si, err := rangedFloat(p, PropStatusInterval, 10, minStatusSecs, maxDurationSecs, "", "seconds")
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func parseSettings(p *properties.Properties, phase run.Phase, cfg *workload.Conf
 			Expected: fmt.Sprintf("whole seconds from 0 to %d (0 = no limit)", int64(maxDurationSecs))}
 	}
 	s.MaxExecution = time.Duration(me) * time.Second
-	wt, err := rangedFloat(p, PropWarmupTime, 0, 0, maxDurationSecs, true, "seconds")
+	wt, err := rangedFloat(p, PropWarmupTime, 0, 0, maxDurationSecs, "no warm-up", "seconds")
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +133,16 @@ func parseSettings(p *properties.Properties, phase run.Phase, cfg *workload.Conf
 		s.OpCount = cfg.InsertCount
 		if cfg.RecordCount == 1<<63-1 && !p.Has(workload.PropInsertCount) && s.MaxExecution == 0 {
 			return nil, &properties.Error{Property: workload.PropRecordCount, Expected: "a positive record count for the load phase"}
+		}
+		// A count of 0 is the engine's "no limit": an untimed load of
+		// no records would insert past recordcount until stopped.
+		if s.OpCount == 0 && s.MaxExecution == 0 {
+			if p.Has(workload.PropInsertCount) {
+				return nil, &properties.Error{Property: workload.PropInsertCount, Value: p.String(workload.PropInsertCount, ""),
+					Expected: "a positive number of records to load, or 0 together with maxexecutiontime > 0 for a timed load"}
+			}
+			return nil, &properties.Error{Property: workload.PropInsertStart, Value: p.String(workload.PropInsertStart, ""),
+				Expected: fmt.Sprintf("less than recordcount (%d): a load inserts recordcount - insertstart records, and that leaves none", cfg.RecordCount)}
 		}
 	} else {
 		s.OpCount, err = p.NonNegInt64(workload.PropOperationCount, 0)
@@ -167,8 +177,9 @@ const (
 )
 
 // rangedFloat reads a number that must be within [lo, hi], or 0 when
-// zeroOK (0 meaning "off").
-func rangedFloat(p *properties.Properties, key string, def, lo, hi float64, zeroOK bool, unit string) (float64, error) {
+// zero is set: what 0 means ("unthrottled"), said in the refusal.
+func rangedFloat(p *properties.Properties, key string, def, lo, hi float64, zero, unit string) (float64, error) {
+	zeroOK := zero != ""
 	v, err := p.Float64(key, def)
 	if err != nil {
 		return 0, err
@@ -178,7 +189,7 @@ func rangedFloat(p *properties.Properties, key string, def, lo, hi float64, zero
 	}
 	exp := fmt.Sprintf("%s from %g to %g", unit, lo, hi)
 	if zeroOK && lo > 0 {
-		exp = "0, or " + exp
+		exp = "0 (" + zero + "), or " + exp
 	}
 	return 0, &properties.Error{Property: key, Value: p.String(key, ""), Expected: exp}
 }

@@ -2,7 +2,9 @@ package telemetry
 
 import (
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -256,18 +258,52 @@ func (h *Host) name() string {
 // tally is one host's measured intervals as the verdicts need them,
 // added up one interval at a time so that no interval need be kept.
 type tally struct {
-	n, sat, disk       int
-	satBusy, satClient float64
-	worstUtil, ioSum   float64
-	worstDisk          string
+	// sat counts the intervals that make a host client-bound (its host
+	// saturated or the load generator held, below); hostSat those with the
+	// host saturated, satBusy and satClient summed over them.
+	n, sat, hostSat, disk int
+	satBusy, satClient    float64
+	worstUtil, ioSum      float64
+	worstDisk             string
+	// held counts the intervals in which the load generator used at
+	// least SaturatedPct of the CPUs it may use, fewer than the host's
+	// cores; heldCPUs and heldCores are the allowance and the cores last
+	// seen, heldUsed the CPUs it used, summed over those intervals.
+	held                        int
+	heldCPUs, heldUsed, heldPct float64
+	heldCores                   int
+}
+
+// allowancePct is the share of the host's cores the load generator may
+// use, in percent: its CPUs (ClientCPUs) of the host's cores, or all of
+// them when the agent did not say.
+func allowancePct(iv *Interval) float64 {
+	if iv.ClientCPUs <= 0 || iv.Cores <= 0 {
+		return 100
+	}
+	return min(100, 100*iv.ClientCPUs/float64(iv.Cores))
 }
 
 func (t *tally) add(iv *Interval) {
 	t.n++
-	if iv.CPU.Busy() >= SaturatedPct || iv.Client.CPUPct >= SaturatedPct {
+	allow := allowancePct(iv)
+	// Held to its own allowance: a load generator capped below the
+	// host's cores saturates long before its host does.
+	held := allow < 100 && iv.Client.CPUPct >= SaturatedPct/100*allow
+	hostSat := iv.CPU.Busy() >= SaturatedPct
+	if hostSat || held {
 		t.sat++
+	}
+	if hostSat {
+		t.hostSat++
 		t.satBusy += iv.CPU.Busy()
 		t.satClient += iv.Client.CPUPct
+	}
+	if held {
+		t.held++
+		t.heldCPUs, t.heldCores = iv.ClientCPUs, iv.Cores
+		t.heldUsed += iv.Client.CPUPct / 100 * float64(iv.Cores)
+		t.heldPct += 100 * iv.Client.CPUPct / allow
 	}
 	hot := iv.CPU.IOWait >= IOWaitHighPct
 	for _, d := range iv.Disks {
@@ -286,10 +322,12 @@ func (t *tally) add(iv *Interval) {
 	}
 }
 
-// verdicts: client-bound when the load generator's host was saturated in
-// at least half of the measured intervals; disk-bound (a hint: the disk
-// may be another tenant's) when iowait or a disk's utilisation was high in
-// at least a third of them.
+// verdicts: client-bound when, in at least half of the measured
+// intervals, the load generator's host was saturated or the load
+// generator used nearly all the CPUs it may use (GOMAXPROCS or a cgroup
+// quota below the host's cores); disk-bound (a hint: the disk may be
+// another tenant's) when iowait or a disk's utilisation was high in at
+// least a third of them.
 func (t *tally) verdicts(h *Host) []Verdict {
 	n, sat, disk := t.n, t.sat, t.disk
 	if n == 0 {
@@ -297,9 +335,18 @@ func (t *tally) verdicts(h *Host) []Verdict {
 	}
 	var out []Verdict
 	if 2*sat >= n && sat > 0 {
+		var why []string
+		if t.hostSat > 0 {
+			why = append(why, fmt.Sprintf("the load generator's host was CPU-saturated (≥ %.0f%% busy) in %d of %d measured intervals (mean %.0f%% busy; the load generator itself %.0f%%)",
+				SaturatedPct, t.hostSat, n, t.satBusy/float64(t.hostSat), t.satClient/float64(t.hostSat)))
+		}
+		if t.held > 0 {
+			// Said in CPUs, the unit of GOMAXPROCS and of a quota.
+			why = append(why, fmt.Sprintf("the load generator may use %s of its host's %d cores (GOMAXPROCS or its cgroup's CPU quota) and used ≥ %.0f%% of them in %d of %d measured intervals (mean %s CPUs: %.0f%% of its allowance)",
+				cpus(t.heldCPUs), t.heldCores, SaturatedPct, t.held, n, cpus(t.heldUsed/float64(t.held)), t.heldPct/float64(t.held)))
+		}
 		out = append(out, Verdict{Kind: ClientBound, Agent: h.Agent, Host: h.Hostname, Intervals: sat, Of: n,
-			Text: fmt.Sprintf("%s: the load generator's host was CPU-saturated (≥ %.0f%% busy) in %d of %d measured intervals (mean %.0f%% busy; the load generator itself %.0f%%): latencies include waiting for CPU on the client",
-				h.name(), SaturatedPct, sat, n, t.satBusy/float64(sat), t.satClient/float64(sat))})
+			Text: fmt.Sprintf("%s: %s: latencies include waiting for CPU on the client", h.name(), strings.Join(why, "; and "))})
 	}
 	if 3*disk >= n && disk > 0 {
 		detail := fmt.Sprintf("iowait %.0f%% on average in those intervals", t.ioSum/float64(disk))
@@ -312,6 +359,9 @@ func (t *tally) verdicts(h *Host) []Verdict {
 	}
 	return out
 }
+
+// cpus writes a CPU count as GOMAXPROCS or a quota reads: 2, 1.5, 1.92.
+func cpus(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
 
 func (v Verdict) line() string { return strings.ToUpper(v.Kind[:1]) + v.Kind[1:] + ": " + v.Text }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -74,6 +75,9 @@ type Sampler struct {
 	// latest is the newest internals reading not yet handed to a cut.
 	latest   *Internals
 	latestNs int64
+	// quota is the load generator's cgroup CPU quota in CPUs (0: none),
+	// read with the process look (a cut reads no file).
+	quota float64
 
 	intCancel context.CancelFunc
 	intDone   chan struct{}
@@ -194,6 +198,10 @@ func (s *Sampler) gone() bool {
 // the first look what was found, or that nothing was (said once).
 func (s *Sampler) discover(first bool) {
 	s.lastLook = time.Now()
+	q := s.src.cgroupCPUQuota(s.cfg.Sys, s.cfg.Self)
+	s.mu.Lock()
+	s.quota = q
+	s.mu.Unlock()
 	if !s.find.user.Set() && len(s.find.patterns) == 0 {
 		if first {
 			s.note("telemetry on %s: the %s adapter names no server process and %s is not set: host and load generator figures only", s.cfg.Host, s.cfg.DB, PropPids)
@@ -254,9 +262,19 @@ func (s *Sampler) Cut(startNs, endNs int64, warmup bool) *Interval {
 	if !warmup {
 		notes, s.notes = s.notes, nil
 	}
+	q := s.quota
 	s.mu.Unlock()
 	iv := summarize(keep)
 	iv.Internals, iv.Notes = in, notes
+	if iv.Samples > 0 {
+		// GOMAXPROCS is this process's: the load generator's when it
+		// samples itself, as it does outside tests.
+		procs := 0
+		if s.cfg.Self == os.Getpid() {
+			procs = runtime.GOMAXPROCS(0)
+		}
+		iv.ClientCPUs = clientCPUs(procs, q)
+	}
 	return iv
 }
 
@@ -334,19 +352,8 @@ func (s *Sampler) internalsLoop(ctx context.Context, host adapters.Host) {
 					partial = true
 					s.note("telemetry: database internals on %s: some figures could not be read: %v (the others are kept; said once)", s.cfg.Host, err)
 				}
-				out := &Internals{Product: r.Product, Source: r.Source}
-				for _, m := range r.Metrics {
-					if !m.Counter {
-						out.Metrics = append(out.Metrics, Metric{Name: m.Name, Value: m.Value})
-						continue
-					}
-					if p, ok := prev[m.Name]; ok && prevNs > 0 && now > prevNs && m.Value >= p {
-						out.Metrics = append(out.Metrics, Metric{Name: m.Name + "_per_sec", Value: (m.Value - p) / (float64(now-prevNs) / 1e9)})
-					}
-					prev[m.Name] = m.Value
-				}
+				out := internalsOf(r, prev, prevNs, now)
 				prevNs = now
-				sort.Slice(out.Metrics, func(i, j int) bool { return out.Metrics[i].Name < out.Metrics[j].Name })
 				s.mu.Lock()
 				s.latest, s.latestNs = out, now
 				s.mu.Unlock()
@@ -358,6 +365,26 @@ func (s *Sampler) internalsLoop(ctx context.Context, host adapters.Host) {
 		case <-t.C:
 		}
 	}
+}
+
+// internalsOf turns an adapter's reading at now into an interval's
+// internals: counters (which only grow) become rates per second against
+// prev, the counters of the reading at prevNs (0: none yet), which it
+// updates.
+func internalsOf(r adapters.InternalsReading, prev map[string]float64, prevNs, now int64) *Internals {
+	out := &Internals{Product: r.Product, Source: r.Source}
+	for _, m := range r.Metrics {
+		if !m.Counter {
+			out.Metrics = append(out.Metrics, Metric{Name: m.Name, Value: m.Value})
+			continue
+		}
+		if p, ok := prev[m.Name]; ok && prevNs > 0 && now > prevNs && m.Value >= p {
+			out.Metrics = append(out.Metrics, Metric{Name: m.Name + "_per_sec", Value: (m.Value - p) / (float64(now-prevNs) / 1e9)})
+		}
+		prev[m.Name] = m.Value
+	}
+	sort.Slice(out.Metrics, func(i, j int) bool { return out.Metrics[i].Name < out.Metrics[j].Name })
+	return out
 }
 
 // localAddrs lists the host's own IP addresses, loopback included.

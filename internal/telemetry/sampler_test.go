@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,6 +71,8 @@ func TestSamplerOnThisHost(t *testing.T) {
 	assert.Positive(t, iv.MemTotal)
 	assert.GreaterOrEqual(t, iv.DB.Count, 1, "the sleep child is found by its name")
 	assert.Positive(t, iv.Client.RSSMax, "the test binary is the load generator")
+	assert.Positive(t, iv.ClientCPUs, "what the load generator may use: at least its GOMAXPROCS or its quota")
+	assert.LessOrEqual(t, iv.ClientCPUs, float64(runtime.GOMAXPROCS(0)))
 	assert.Contains(t, strings.Join(notes, "\n"), "sleeper (pid ")
 	assert.Len(t, iv.Points, iv.Samples)
 	// The next interval starts where the first ended (as the engine's
@@ -233,14 +236,46 @@ func BenchmarkSample(b *testing.B) {
 			ss = ss[:0]
 		}
 		if i%30 == 0 {
+			// The process look, every 30 s, reads the cgroup's CPU
+			// quota too.
 			t0 := time.Now()
 			_, _ = fd.look()
+			_ = src.cgroupCPUQuota("/sys", os.Getpid())
 			look += time.Since(t0)
 		}
 	}
 	perSample := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	b.ReportMetric(perSample/1e9*100, "%core")
 	_ = look
+}
+
+// BenchmarkInternalsReading is the load generator's own part of reading
+// the database's internals, once per interval: a reading of thirty
+// figures, a third of them counters, turned into the interval's
+// internals (rates against the previous reading), then into its wire
+// form. The adapter's query itself is the server's time and the
+// network's, not measured here (adapters/mongodb's
+// BenchmarkServerStatusReading decodes a reply). %core@10s is the CPU it
+// costs at one read per 10 s interval. Printed, never asserted.
+func BenchmarkInternalsReading(b *testing.B) {
+	r := adapters.InternalsReading{Product: "Cassandra 5.0.9", Source: "system_views on 127.0.0.1"}
+	for i := range 30 {
+		r.Metrics = append(r.Metrics, adapters.Metric{Name: "thread_pool.Stage" + strconv.Itoa(i) + ".completed", Value: float64(i * 1000), Counter: i%3 == 0})
+	}
+	prev := map[string]float64{}
+	now := time.Now().UnixNano()
+	prevNs := int64(0)
+	for b.Loop() {
+		for i := range r.Metrics {
+			r.Metrics[i].Value += 100
+		}
+		now += 10e9
+		in := internalsOf(r, prev, prevNs, now)
+		prevNs = now
+		_ = ToPB(&Interval{Samples: 1, Internals: in})
+	}
+	perRead := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(perRead/10e9*100, "%core@10s")
 }
 
 // A database process whose I/O counters cannot be read (another user's,

@@ -238,8 +238,10 @@ func TestWireRoundTripAndBounds(t *testing.T) {
 	iv := summarize([]sample{smp, smp})
 	iv.Internals = &Internals{Product: "Cassandra 5.0.9", Source: "system_views on 127.0.0.1", Metrics: []Metric{{Name: "compactions_pending", Value: 3}}}
 	iv.Notes = []string{"telemetry: database processes on h1: cassandra (pid 1)"}
+	iv.ClientCPUs = 1.5
 	back, err := FromPB(ToPB(iv))
 	require.NoError(t, err)
+	assert.Equal(t, 1.5, back.ClientCPUs)
 	assert.Equal(t, iv.Samples, back.Samples)
 	assert.InDelta(t, iv.CPU.User, back.CPU.User, 1e-3)
 	assert.InDelta(t, iv.DB.WriteBps, back.DB.WriteBps, iv.DB.WriteBps*1e-6)
@@ -258,6 +260,10 @@ func TestWireRoundTripAndBounds(t *testing.T) {
 	bad.Db.RssMaxBytes = -1
 	_, err = FromPB(bad)
 	assert.ErrorContains(t, err, "db rss")
+	bad = ToPB(iv)
+	bad.ClientCpus = -2
+	_, err = FromPB(bad)
+	assert.ErrorContains(t, err, "client_cpus")
 	bad = ToPB(iv)
 	bad.CpuIdle = 250
 	_, err = FromPB(bad)

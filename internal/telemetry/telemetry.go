@@ -133,16 +133,21 @@ type Interval struct {
 	Load1Max  float64 `json:"load1_max"`
 	// Memory in bytes: total, the least available, the mean page cache,
 	// the most swap used.
-	MemTotal        int64      `json:"mem_total_bytes"`
-	MemAvailableMin int64      `json:"mem_available_min_bytes"`
-	MemCached       int64      `json:"mem_cached_bytes"`
-	SwapUsedMax     int64      `json:"swap_used_max_bytes"`
-	Disks           []Device   `json:"disks,omitempty"`
-	Links           []Link     `json:"links,omitempty"`
-	TCPRetransmits  int64      `json:"tcp_retransmits"`
-	DB              Process    `json:"db"`
-	Client          Process    `json:"client"`
-	Internals       *Internals `json:"internals,omitempty"`
+	MemTotal        int64    `json:"mem_total_bytes"`
+	MemAvailableMin int64    `json:"mem_available_min_bytes"`
+	MemCached       int64    `json:"mem_cached_bytes"`
+	SwapUsedMax     int64    `json:"swap_used_max_bytes"`
+	Disks           []Device `json:"disks,omitempty"`
+	Links           []Link   `json:"links,omitempty"`
+	TCPRetransmits  int64    `json:"tcp_retransmits"`
+	DB              Process  `json:"db"`
+	Client          Process  `json:"client"`
+	// ClientCPUs is how many CPUs the load generator may use: the least
+	// of its GOMAXPROCS and its cgroup's CPU quota (0: not known, as from
+	// an agent that does not say). Client's CPU is a share of all cores;
+	// this is what it is judged against (the client-bound verdict).
+	ClientCPUs float64    `json:"client_cpus,omitempty"`
+	Internals  *Internals `json:"internals,omitempty"`
 	// Points are the raw samples; run.json leaves them to telemetry.csv.
 	Points []Point `json:"-"`
 	// Notes are said once per run (processes found or not, internals that

@@ -28,7 +28,7 @@ func ToPB(iv *Interval) *pb.Telemetry {
 		CpuUser: f32(iv.CPU.User), CpuSystem: f32(iv.CPU.System), CpuIowait: f32(iv.CPU.IOWait), CpuSteal: f32(iv.CPU.Steal), CpuIdle: f32(iv.CPU.Idle),
 		CpuBusyMax: f32(iv.BusyMax), CpuIowaitMax: f32(iv.IOWaitMax), Load1Max: f32(iv.Load1Max),
 		MemTotalBytes: iv.MemTotal, MemAvailableMinBytes: iv.MemAvailableMin, MemCachedBytes: iv.MemCached, SwapUsedMaxBytes: iv.SwapUsedMax,
-		TcpRetransmits: iv.TCPRetransmits, Db: procToPB(iv.DB), Client: procToPB(iv.Client), Notes: iv.Notes}
+		TcpRetransmits: iv.TCPRetransmits, Db: procToPB(iv.DB), Client: procToPB(iv.Client), ClientCpus: f32(iv.ClientCPUs), Notes: iv.Notes}
 	for _, d := range iv.Disks {
 		t.Disks = append(t.Disks, &pb.TelemetryDevice{Name: d.Name, ReadBytesPerSec: f32(d.ReadBps), WriteBytesPerSec: f32(d.WriteBps),
 			WriteBytesPerSecMax: f32(d.WriteBpsMax), ReadIops: f32(d.ReadIOPS), WriteIops: f32(d.WriteIOPS), UtilPct: f32(d.UtilPct),
@@ -77,7 +77,8 @@ func FromPB(t *pb.Telemetry) (*Interval, error) {
 		BusyMax: v.pct(t.CpuBusyMax, "cpu_busy_max"), IOWaitMax: v.pct(t.CpuIowaitMax, "cpu_iowait_max"), Load1Max: v.num(t.Load1Max, "load1_max"),
 		MemTotal: v.bytes(t.MemTotalBytes, "mem_total"), MemAvailableMin: v.bytes(t.MemAvailableMinBytes, "mem_available_min"),
 		MemCached: v.bytes(t.MemCachedBytes, "mem_cached"), SwapUsedMax: v.bytes(t.SwapUsedMaxBytes, "swap_used_max"),
-		TCPRetransmits: v.bytes(t.TcpRetransmits, "tcp_retransmits"), DB: v.proc(t.Db, "db"), Client: v.proc(t.Client, "client")}
+		TCPRetransmits: v.bytes(t.TcpRetransmits, "tcp_retransmits"), DB: v.proc(t.Db, "db"), Client: v.proc(t.Client, "client"),
+		ClientCPUs: v.num(t.ClientCpus, "client_cpus")}
 	if len(t.Disks) > maxWireDevices || len(t.Links) > maxWireLinks || len(t.Points) > maxWirePoints || len(t.Notes) > maxWireNotes {
 		return nil, fmt.Errorf("telemetry: %d disks, %d links, %d points, %d notes: more than a sampler sends", len(t.Disks), len(t.Links), len(t.Points), len(t.Notes))
 	}

@@ -228,13 +228,25 @@ func ParseConfig(p *properties.Properties) (*Config, error) {
 	if e(e1) {
 		return nil, err
 	}
-	c.InsertCount, e1 = p.NonNegInt64(PropInsertCount, c.RecordCount-c.InsertStart)
-	if e(e1) {
-		return nil, err
+	// insertstart and insertcount must fit in [0, recordcount). Each
+	// refusal names a property the user set, with the value as set: an
+	// unset insertcount defaults to recordcount - insertstart, and a
+	// message about that derived figure would quote something nobody
+	// typed.
+	if c.InsertStart > c.RecordCount {
+		return nil, &properties.Error{Property: PropInsertStart, Value: p.String(PropInsertStart, ""),
+			Expected: fmt.Sprintf("at most recordcount (%d): the records are key numbers 0 to recordcount-1 and a load inserts from insertstart on", c.RecordCount)}
 	}
-	if c.InsertStart > c.RecordCount || c.InsertCount > c.RecordCount-c.InsertStart {
-		return nil, &properties.Error{Property: PropInsertCount, Value: strconv.FormatInt(c.InsertCount, 10),
-			Expected: fmt.Sprintf("insertstart + insertcount <= recordcount (%d + %d > %d)", c.InsertStart, c.InsertCount, c.RecordCount)}
+	c.InsertCount = c.RecordCount - c.InsertStart
+	if p.Has(PropInsertCount) {
+		c.InsertCount, e1 = p.NonNegInt64(PropInsertCount, 0)
+		if e(e1) {
+			return nil, err
+		}
+		if left := c.RecordCount - c.InsertStart; c.InsertCount > left {
+			return nil, &properties.Error{Property: PropInsertCount, Value: p.String(PropInsertCount, ""),
+				Expected: fmt.Sprintf("at most recordcount - insertstart (%d - %d = %d): insertstart + insertcount <= recordcount", c.RecordCount, c.InsertStart, left)}
+		}
 	}
 	if _, ok := p.Lookup(PropOperationCount); ok {
 		c.HasOperationCount = true

@@ -962,7 +962,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{[]string{"requestdistribution", "gaussian"}, "requestdistribution"},
 		{[]string{"requestdistribution", "zipfian"}, "operationcount"},
 		{[]string{"recordcount", "10", "insertstart", "5", "insertcount", "6"}, "insertcount"},
-		{[]string{"recordcount", "10", "insertstart", "11"}, "insertcount"},
+		// insertstart past recordcount is refused as insertstart, the
+		// property set, not as the insertcount derived from it.
+		{[]string{"recordcount", "10", "insertstart", "11"}, "insertstart"},
+		{[]string{"recordcount", "10", "insertstart", "11", "insertcount", "1"}, "insertstart"},
 		{[]string{"dataintegrity", "true", "fieldlengthdistribution", "uniform"}, "fieldlengthdistribution"},
 		{[]string{"fieldlengthdistribution", "normal"}, "fieldlengthdistribution"},
 		{[]string{"fieldlengthdistribution", "uniform", "minfieldlength", "200"}, "minfieldlength"},

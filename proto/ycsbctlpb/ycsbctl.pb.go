@@ -1950,7 +1950,10 @@ type Telemetry struct {
 	Points []*TelemetryPoint `protobuf:"bytes,21,rep,name=points,proto3" json:"points,omitempty"`
 	// notes are said once per run: which database processes were found or
 	// that none were, why internals could not be read.
-	Notes         []string `protobuf:"bytes,22,rep,name=notes,proto3" json:"notes,omitempty"`
+	Notes []string `protobuf:"bytes,22,rep,name=notes,proto3" json:"notes,omitempty"`
+	// client_cpus is how many CPUs the load generator may use: the least of
+	// its GOMAXPROCS and its cgroup's CPU quota (0: not said).
+	ClientCpus    float32 `protobuf:"fixed32,23,opt,name=client_cpus,json=clientCpus,proto3" json:"client_cpus,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2137,6 +2140,13 @@ func (x *Telemetry) GetNotes() []string {
 		return x.Notes
 	}
 	return nil
+}
+
+func (x *Telemetry) GetClientCpus() float32 {
+	if x != nil {
+		return x.ClientCpus
+	}
+	return 0
 }
 
 type TelemetryDevice struct {
@@ -3357,7 +3367,7 @@ const file_ycsbctl_proto_rawDesc = "" +
 	" \x01(\bR\x05final\x12\x15\n" +
 	"\x06lag_ns\x18\v \x01(\x03R\x05lagNs\x123\n" +
 	"\aruntime\x18\f \x01(\v2\x19.ycsbctl.v1.RuntimeSampleR\aruntime\x123\n" +
-	"\ttelemetry\x18\x1e \x01(\v2\x15.ycsbctl.v1.TelemetryR\ttelemetry\"\xe2\x06\n" +
+	"\ttelemetry\x18\x1e \x01(\v2\x15.ycsbctl.v1.TelemetryR\ttelemetry\"\x83\a\n" +
 	"\tTelemetry\x12\x18\n" +
 	"\asamples\x18\x01 \x01(\x05R\asamples\x12\x14\n" +
 	"\x05cores\x18\x02 \x01(\x05R\x05cores\x12\x19\n" +
@@ -3384,7 +3394,9 @@ const file_ycsbctl_proto_rawDesc = "" +
 	"\x06client\x18\x13 \x01(\v2\x1c.ycsbctl.v1.TelemetryProcessR\x06client\x12<\n" +
 	"\tinternals\x18\x14 \x01(\v2\x1e.ycsbctl.v1.TelemetryInternalsR\tinternals\x122\n" +
 	"\x06points\x18\x15 \x03(\v2\x1a.ycsbctl.v1.TelemetryPointR\x06points\x12\x14\n" +
-	"\x05notes\x18\x16 \x03(\tR\x05notes\"\xcb\x02\n" +
+	"\x05notes\x18\x16 \x03(\tR\x05notes\x12\x1f\n" +
+	"\vclient_cpus\x18\x17 \x01(\x02R\n" +
+	"clientCpus\"\xcb\x02\n" +
 	"\x0fTelemetryDevice\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
 	"\x12read_bytes_per_sec\x18\x02 \x01(\x02R\x0freadBytesPerSec\x12-\n" +
