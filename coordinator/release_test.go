@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,6 +57,48 @@ func TestCoordinatorWaitsForReleaseConfirmation(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "did not confirm") {
 		t.Fatalf("release reported unconfirmed:\n%s", r.stderr)
+	}
+}
+
+// An abort that comes after the run, while the coordinator waits for an
+// agent that takes long to confirm its Release (its database closes in
+// 7 s), ends that wait within abortReleaseWait: the operator's second
+// Ctrl-C used to be ignored there, for up to releaseWait. The wait still
+// names the agent that did not confirm.
+func TestAbortCutsReleaseWait(t *testing.T) {
+	addr := testAgent(t, agent.Config{})
+	abort := make(chan struct{})
+	var abortedAt atomic.Int64
+	var once sync.Once
+	final := run.SinkFunc(func(u *run.Update) {
+		once.Do(func() {
+			// The load is one interval long: the loop ends as soon as it
+			// is merged, and the abort comes well after, during the
+			// release wait.
+			time.AfterFunc(500*time.Millisecond, func() {
+				abortedAt.Store(time.Now().UnixNano())
+				close(abort)
+			})
+		})
+	})
+	r := runCoord(t, runConfig{DB: slowclose.Name, Phase: run.Load, Agents: []string{addr}, Abort: abort, Observers: []run.Sink{final},
+		Props: properties.FromMap(baseProps(map[string]string{"recordcount": "200", slowclose.PropCloseMs: "7000"}))})
+	returned := time.Now()
+	if abortedAt.Load() == 0 {
+		t.Fatalf("the run ended without an interval (%v %v)", r.code, r.err)
+	}
+	if r.code != exitcode.OK {
+		t.Fatalf("load: %v %v (the abort came after the run's end and must not change its verdict)", r.code, r.err)
+	}
+	if !strings.Contains(r.stderr, "Aborted: not waiting more than") {
+		t.Fatalf("the abort did not reach the release wait:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stderr, "agent 0 ("+addr+") did not confirm the end of run") {
+		t.Fatalf("the agent that did not confirm is not named:\n%s", r.stderr)
+	}
+	// A bound, not a timing: the agent confirms only after 7 s.
+	if d := returned.Sub(time.Unix(0, abortedAt.Load())); d > 5*time.Second {
+		t.Fatalf("the coordinator returned %s after the abort; the release wait must end within %s of it", d, abortReleaseWait)
 	}
 }
 

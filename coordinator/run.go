@@ -53,13 +53,19 @@ type Coordinator struct {
 	// previous run) gives up at once.
 	interrupted context.Context
 	interrupt   context.CancelFunc
-	clk         clock.Clock
-	runID       string
-	self        transport.Identity
-	agents      []*agentRun
-	events      chan event
-	done        chan struct{}
-	m           *merger
+	// aborted is closed by the first Abort. abortCh is read only by the
+	// event loop; an abort that comes once the loop has ended (the
+	// operator's second Ctrl-C while agents are slow to confirm their
+	// release) cuts the release wait short through aborted.
+	aborted   chan struct{}
+	abortOnce sync.Once
+	clk       clock.Clock
+	runID     string
+	self      transport.Identity
+	agents    []*agentRun
+	events    chan event
+	done      chan struct{}
+	m         *merger
 	// rec is the run's record: every accepted interval record is added
 	// to it; nil when the run is not recorded.
 	rec *bundle.Recorder
@@ -100,7 +106,7 @@ func New(cfg Config) (*Coordinator, error) {
 		return nil, err
 	}
 	c := &Coordinator{s: s, clk: s.Clock, events: make(chan event, 4096), done: make(chan struct{}),
-		stopCh: make(chan string, 1), abortCh: make(chan string, 1), agentWarnings: map[string][]int{}}
+		stopCh: make(chan string, 1), abortCh: make(chan string, 1), aborted: make(chan struct{}), agentWarnings: map[string][]int{}}
 	c.interrupted, c.interrupt = context.WithCancel(context.Background())
 	c.startedWall = c.clk.Now()
 	c.began = c.clk.Nanotime()
@@ -131,6 +137,7 @@ func (c *Coordinator) Stop(reason string) {
 // Abort asks every agent to stop at once, cancelling calls in flight.
 func (c *Coordinator) Abort(reason string) {
 	c.interrupt()
+	c.abortOnce.Do(func() { close(c.aborted) })
 	select {
 	case c.abortCh <- reason:
 	default:
@@ -254,7 +261,8 @@ func (c *Coordinator) execute(ctx context.Context) (*run.Outcome, error) {
 
 // releaseWait bounds how long the coordinator waits, after the run, for
 // its agents to confirm their Release; abortReleaseWait bounds it after
-// the operator aborted, who wants the terminal back at once.
+// the operator aborted, who wants the terminal back at once, whether the
+// abort came during the run or during that wait.
 const (
 	releaseWait      = 10 * time.Second
 	abortReleaseWait = time.Second
@@ -265,28 +273,44 @@ const (
 // confirms once it has ended the run (workers gone, database closed), so
 // the next coordinator finds it free. Agents that end the run by
 // themselves (see endsByItself) are released if they can be reached but
-// not waited for. The coordinator loop has
-// ended, so the agents' state is ours to read.
+// not waited for. An abort (the operator's second Ctrl-C, or the stop
+// grace running out) that comes during the wait shortens what is left of
+// it to abortReleaseWait. The coordinator loop has ended, so the agents'
+// state is ours to read.
 func (c *Coordinator) releaseAgents() {
 	for _, a := range c.agents {
 		a.conn.release()
 	}
 	close(c.done)
-	wait := releaseWait
+	began := time.Now()
+	deadline := began.Add(releaseWait)
+	aborted := c.aborted
 	if c.ending == endOperatorAbort {
-		wait = abortReleaseWait
+		deadline, aborted = began.Add(abortReleaseWait), nil
 	}
-	deadline := time.NewTimer(wait)
-	defer deadline.Stop()
 	var unconfirmed []string
 	for _, a := range c.agents {
 		if a.endsByItself() {
 			continue
 		}
-		select {
-		case <-a.conn.loopDone:
-		case <-deadline.C:
-			deadline.Reset(0)
+		for waiting := true; waiting; {
+			timer := time.NewTimer(time.Until(deadline))
+			select {
+			case <-a.conn.loopDone:
+				waiting = false
+			case <-timer.C:
+				waiting = false
+			case <-aborted:
+				// Waiting on: the Release may still be on its way to an
+				// agent that is merely slow, and without it the agent holds
+				// the run until its lease runs out.
+				aborted = nil
+				if d := time.Now().Add(abortReleaseWait); d.Before(deadline) {
+					deadline = d
+				}
+				c.logf("Aborted: not waiting more than %s for the agents to confirm the end of run %s", abortReleaseWait, c.runID)
+			}
+			timer.Stop()
 		}
 		if a.conn.wasAccepted() && !a.conn.isReleased() {
 			unconfirmed = append(unconfirmed, fmt.Sprintf("agent %d (%s)", a.idx, a.addr))
@@ -294,7 +318,7 @@ func (c *Coordinator) releaseAgents() {
 	}
 	if len(unconfirmed) > 0 {
 		c.logf("%s did not confirm the end of run %s within %s; an agent that missed its Release ends the run by itself when its lease runs out",
-			strings.Join(unconfirmed, ", "), c.runID, wait)
+			strings.Join(unconfirmed, ", "), c.runID, time.Since(began).Round(100*time.Millisecond))
 	}
 }
 

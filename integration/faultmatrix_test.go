@@ -74,7 +74,8 @@ const (
 	mxEndGrace          = 12 * time.Second
 	mxMargin            = 15 * time.Second
 	mxAgentTimeoutOwn   = 3 * time.Second // the coordinator's default --agent-timeout
-	mxCoordinatorStderr = 30000           // how much of the coordinator's stderr a failing row prints
+	mxReleaseWait       = 10 * time.Second
+	mxCoordinatorStderr = 30000 // how much of the coordinator's stderr a failing row prints
 )
 
 // killed is the exit code a test sees for a process it SIGKILLed.
@@ -144,6 +145,23 @@ type faultEnv struct {
 	// time budget, or how long its prepare may last); set by the run's
 	// builder (mxTimedRun, mxLoad, mxSilentMongo).
 	runFor time.Duration
+	// frozen are processes the fault left SIGSTOPped; they are let go
+	// (SIGCONT) as soon as the coordinator has exited.
+	frozen []*cliProc
+}
+
+// freeze SIGSTOPs p until the coordinator has exited.
+func (e *faultEnv) freeze(p *cliProc) {
+	e.t.Helper()
+	sig(e, p, syscall.SIGSTOP)
+	e.frozen = append(e.frozen, p)
+}
+
+func (e *faultEnv) thaw() {
+	for _, p := range e.frozen {
+		_ = p.cmd.Process.Signal(syscall.SIGCONT)
+	}
+	e.frozen = nil
 }
 
 // exitBound is how long after its fault a row's coordinator may take to
@@ -174,6 +192,7 @@ func (e *faultEnv) exitBound(args []string) time.Duration {
 // every process' last words.
 func (e *faultEnv) hang(bound time.Duration, args []string) {
 	e.t.Helper()
+	e.thaw()
 	before := e.coord.stderr.String()
 	_ = e.coord.cmd.Process.Signal(syscall.SIGQUIT)
 	select {
@@ -313,6 +332,29 @@ func lineAt(p *cliProc, s string, since time.Time) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// intoRelease brings the coordinator, stopped gracefully by one SIGINT,
+// into its wait for the agents to confirm their release, with agent 2
+// frozen after it handed over its account: it is finished, so the
+// coordinator waits for its confirmation, which cannot come. Agent 0 is
+// paused meanwhile (shorter than the row's agent timeout and lease) so
+// that the run cannot end before agent 2 is frozen; once it goes on, the
+// run ends and the coordinator releases everyone. It returns when agent 0
+// has confirmed its release: the coordinator's loop has ended.
+func intoRelease(e *faultEnv) {
+	a0, a2 := e.agents[0].proc, e.agents[2].proc
+	sig(e, a0, syscall.SIGSTOP)
+	sig(e, e.coord, syscall.SIGINT)
+	waitLine(e.t, a2, "finished:", e.faultAt, 30*time.Second)
+	// Its final account is on the wire; the coordinator, running, reads
+	// it at once. A second is plenty, even on a loaded machine (were it
+	// not read, agent 2 would be lost after the agent timeout, and the row
+	// would fail naming its state).
+	time.Sleep(time.Second)
+	e.freeze(a2)
+	sig(e, a0, syscall.SIGCONT)
+	waitLine(e.t, a0, "released (coordinator released the run)", e.faultAt, 30*time.Second)
 }
 
 // midRun waits until the coordinator has printed two status lines.
@@ -511,6 +553,36 @@ func faultRows() []faultRow {
 			}},
 
 		// --- the operator interrupts (SIGINT) ----------------------------
+		// A second Ctrl-C after the run's end, while the coordinator waits
+		// for an agent that cannot confirm its release (it used to wait the
+		// whole 10 s release wait), ends the coordinator at once; the
+		// results stay those of the graceful stop.
+		{name: "coordinator-int-during-release", stops: true, lease: 5 * time.Second, run: mxTimedRun(60), extra: []string{"--agent-timeout", "4s"},
+			fault: func(e *faultEnv) {
+				intoRelease(e)
+				e.faultAt = time.Now()
+				sig(e, e.coord, syscall.SIGINT)
+			},
+			exit: 6, status: "stopped", states: map[int]string{0: "finished", 1: "finished", 2: "finished"}, detect: "not waiting",
+			check: func(e *faultEnv, res *cliResult, run *faultRun) {
+				ended := e.coord.start.Add(res.took)
+				assert.Less(e.t, ended.Sub(e.faultAt), 3*time.Second, "the second Ctrl-C during the release wait ends the coordinator within a couple of seconds")
+				assert.Contains(e.t, res.stderr, "agent 2 ("+e.agents[2].dial+") did not confirm the end of run")
+			}},
+		// Without it, the wait is bounded and names the agent that did not
+		// confirm. ycsbctl.stopgrace is longer than the wait, so that the
+		// wait alone ends it.
+		{name: "coordinator-release-unconfirmed", stops: true, lease: 5 * time.Second, run: mxTimedRun(60), extra: []string{"--agent-timeout", "4s", "-p", "ycsbctl.stopgrace=60"},
+			fault: func(e *faultEnv) {
+				intoRelease(e)
+				e.faultAt = time.Now()
+			},
+			exit: 6, status: "stopped", states: map[int]string{0: "finished", 1: "finished", 2: "finished"}, detect: "did not confirm the end of run",
+			check: func(e *faultEnv, res *cliResult, run *faultRun) {
+				ended := e.coord.start.Add(res.took)
+				assert.Less(e.t, ended.Sub(e.faultAt), mxReleaseWait+5*time.Second, "the release wait is bounded")
+				assert.Contains(e.t, res.stderr, "agent 2 ("+e.agents[2].dial+") did not confirm the end of run")
+			}},
 		{name: "coordinator-int-prepare", stops: true, run: mxSilentMongo, idleSlack: mxMongoConnect, when: atAgentLine(2, "preparing"),
 			fault: func(e *faultEnv) { sig(e, e.coord, syscall.SIGINT) }, exit: 4, stderr: []string{"while agents were preparing"}, detect: "Interrupted"},
 		// One Ctrl-C (or SIGTERM) stops the run gracefully: every call in
@@ -746,6 +818,7 @@ func runFaultRow(t *testing.T, row *faultRow) (detected, handled, bound time.Dur
 	case <-time.After(time.Until(e.faultAt.Add(bound))):
 		e.hang(bound, args)
 	}
+	e.thaw()
 	res := e.coord.res
 	ended := e.coord.start.Add(res.took)
 	detected, handled = -1, ended.Sub(e.faultAt)
