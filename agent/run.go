@@ -550,12 +550,28 @@ func (r *heldRun) start(m *pb.Start) {
 
 // Starting the load needs a live coordinator: the stream attached and a
 // word from it within startSilence, checked startCheckAhead before the
-// start instant (the coordinator renews the lease every 200 ms until the
-// start). A coordinator that died or stalled between its Start and the
-// start instant gets no load run in its name.
+// start instant. A coordinator that died or stalled between its Start
+// and the start instant gets no load run in its name.
+//
+// The coordinator renews the lease every 200 ms until the start (from a
+// 100 ms tick, so a healthy one leaves gaps of up to ~300 ms). startSilence
+// is four of those periods: a coordinator late by another half second (a
+// GC cycle, a process descheduled on a busy 2-core host) still gets its
+// run, and one frozen from 900 ms or more before the start instant
+// (startSilence plus startCheckAhead) does not. It was 2 s, which let a
+// coordinator paused (SIGSTOP) in the last ~1.9 s have its agents run
+// their load until their lease. Tighter would refuse healthy runs on a
+// loaded machine, which costs more than it saves: a refused agent leaves
+// the run (with the default --on-agent-loss=abort the run is aborted),
+// while a freeze inside the window costs at most one lease of load. This
+// agent's own lateness does not count: a check that finds the coordinator
+// silent looks again for startRecheck, during which whatever the stream
+// holds is read (an agent descheduled itself wakes its timers and its
+// stream reader together, in no set order).
 const (
 	startCheckAhead = 100 * time.Millisecond
-	startSilence    = 2 * time.Second
+	startSilence    = 800 * time.Millisecond
+	startRecheck    = 100 * time.Millisecond
 )
 
 // launch starts the load at its instant if the coordinator is still
@@ -568,7 +584,7 @@ func (r *heldRun) launch(p *spec.Prepared, at time.Time) {
 		case <-r.ctx.Done():
 		}
 	}
-	if why := r.coordinatorAbsent(); why != "" {
+	if why := r.awaitCoordinator(); why != "" {
 		r.logf("not starting the load: %s", why)
 		r.mu.Lock()
 		r.setCauseLocked(pb.StopCause_STOP_CAUSE_NO_COORDINATOR, "did not start: "+why)
@@ -603,6 +619,28 @@ func (r *heldRun) launch(p *spec.Prepared, at time.Time) {
 		r.mu.Unlock()
 	}()
 	r.awaitResult(p)
+}
+
+// awaitCoordinator says why the coordinator cannot be counted on at the
+// start instant (empty when it can): coordinatorAbsent, confirmed by
+// looking again for startRecheck (see startSilence).
+func (r *heldRun) awaitCoordinator() string {
+	why := r.coordinatorAbsent()
+	if why == "" {
+		return ""
+	}
+	deadline := r.clk.Nanotime() + int64(startRecheck)
+	for r.clk.Nanotime() < deadline {
+		select {
+		case <-r.clk.After(10 * time.Millisecond):
+		case <-r.ctx.Done():
+			return "the run is ending"
+		}
+		if why = r.coordinatorAbsent(); why == "" {
+			return ""
+		}
+	}
+	return why
 }
 
 // coordinatorAbsent says why the coordinator cannot be counted on at the

@@ -334,6 +334,39 @@ func lineAt(p *cliProc, s string, since time.Time) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// startInstant is the instant the coordinator announced for the start
+// ("Starting test on 3 agents at 15:04:05.000."), on this machine's clock.
+func startInstant(e *faultEnv) time.Time {
+	e.t.Helper()
+	at := waitLine(e.t, e.coord, "Starting test on", e.coord.start, time.Minute)
+	for _, l := range e.coord.stderr.Lines() {
+		i := strings.Index(l.text, "Starting test on")
+		if i < 0 || l.at.Before(at) {
+			continue
+		}
+		f := strings.Fields(strings.TrimSuffix(l.text[i:], "."))
+		clock, err := time.ParseInLocation("15:04:05.000", f[len(f)-1], time.Local)
+		require.NoError(e.t, err, "%q", l.text)
+		y, m, d := at.Date()
+		start := time.Date(y, m, d, clock.Hour(), clock.Minute(), clock.Second(), clock.Nanosecond(), time.Local)
+		if start.Before(at.Add(-time.Hour)) {
+			start = start.AddDate(0, 0, 1) // announced just before midnight
+		}
+		return start
+	}
+	e.t.Fatalf("no start instant in %q", at)
+	return time.Time{}
+}
+
+// beforeStart waits until d before the announced start instant.
+func beforeStart(d time.Duration) func(e *faultEnv) {
+	return func(e *faultEnv) {
+		at := startInstant(e).Add(-d)
+		require.True(e.t, time.Now().Before(at), "the start instant was announced less than %s ahead:\n%s", d, e.coord.stderr.String())
+		time.Sleep(time.Until(at))
+	}
+}
+
 // intoRelease brings the coordinator, stopped gracefully by one SIGINT,
 // into its wait for the agents to confirm their release, with agent 2
 // frozen after it handed over its account: it is finished, so the
@@ -535,6 +568,30 @@ func faultRows() []faultRow {
 			fault: func(e *faultEnv) { sig(e, e.coord, syscall.SIGKILL) }, exit: killed},
 
 		// --- the coordinator paused (SIGSTOP) ----------------------------
+		// Frozen 1.5 s before the start instant (its last heartbeat is
+		// older still when the agents check, 100 ms before it), past the
+		// agents' lease: no agent starts its load, each ends the run by its
+		// lease, and the coordinator, once it runs again, says it stalled.
+		// The agents used to accept up to 2 s of silence, and so ran their
+		// load until their lease.
+		{name: "coordinator-stop-before-start", extra: []string{"-p", "ycsbctl.metrics.startdelay=2"}, when: beforeStart(1500 * time.Millisecond),
+			fault: func(e *faultEnv) { pause(e, e.coord, mxLease+1500*time.Millisecond) },
+			exit:  1, status: "coordinator-stalled", states: map[int]string{0: "stopped", 1: "stopped", 2: "stopped"},
+			detect: "not starting the load", detectAgent: true, stderr: []string{"the coordinator was stalled for"}, notStderr: []string{" lost: "},
+			check: func(e *faultEnv, res *cliResult, run *faultRun) {
+				for i, a := range e.agents {
+					_, refused := lineAt(a.proc, "not starting the load", e.faultAt)
+					assert.True(e.t, refused, "agent %d refused to start without its coordinator:\n%s", i, a.proc.stderr.String())
+					_, started := lineAt(a.proc, "load stopped", e.faultAt)
+					assert.False(e.t, started, "agent %d ran a load without its coordinator:\n%s", i, a.proc.stderr.String())
+					_, released := lineAt(a.proc, "(lease))", e.faultAt)
+					assert.True(e.t, released, "agent %d ended the run by its lease", i)
+					f := agentFinal(run, i)
+					require.NotNil(e.t, f, "agent %d's account arrived", i)
+					assert.Equal(e.t, int64(0), f.Operations)
+					assert.Contains(e.t, f.Stopped, "did not start")
+				}
+			}},
 		{name: "coordinator-stop-within-lease", lease: 8 * time.Second, run: mxTimedRun(8),
 			fault: func(e *faultEnv) { pause(e, e.coord, 3*time.Second) },
 			exit:  0, status: "complete", detect: "coordinator stalled for",
