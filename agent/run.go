@@ -102,7 +102,26 @@ func (r *heldRun) logf(format string, args ...any) {
 	r.srv.cfg.Logf("run %s: "+format, append([]any{r.id}, args...)...)
 }
 
-func (r *heldRun) touch() { r.lastHeard.Store(r.clk.Nanotime()) }
+// touch notes a word from the coordinator, which renews the lease, unless
+// the lease had already run out when the word was read: this process did
+// not run for longer than the lease (SIGSTOPped, a frozen VM) and reads
+// only now what the coordinator sent meanwhile. The lease is over then:
+// the coordinator has had it lost since, and watchLease ends the run at
+// its next look. Renewing it would keep the load going on the agent
+// whichever of the two goroutines, the stream's reader or watchLease, the
+// runtime happened to run first after the pause.
+func (r *heldRun) touch() {
+	now := r.clk.Nanotime()
+	for {
+		last := r.lastHeard.Load()
+		if last != 0 && now-last > int64(r.srv.cfg.Lease) {
+			return
+		}
+		if r.lastHeard.CompareAndSwap(last, now) {
+			return
+		}
+	}
+}
 
 func (r *heldRun) getState() pb.RunState {
 	r.mu.Lock()

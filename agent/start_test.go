@@ -137,7 +137,7 @@ func TestStartWithHeartbeatsRuns(t *testing.T) {
 // refused with the reason.
 func TestStartCheckLooksAgain(t *testing.T) {
 	clk := clock.NewReal()
-	r := &heldRun{clk: clk, ctx: context.Background(), coordinator: "test", sess: &session{}}
+	r := &heldRun{srv: &server{cfg: Config{Lease: 5 * time.Second}}, clk: clk, ctx: context.Background(), coordinator: "test", sess: &session{}}
 	r.lastHeard.Store(clk.Nanotime() - int64(time.Second))
 	go func() {
 		time.Sleep(30 * time.Millisecond)

@@ -491,6 +491,27 @@ func faultRows() []faultRow {
 				assert.Contains(e.t, strings.Join(run.StatusReasons, ";"), "came back")
 			}},
 
+		// Paused longer than its lease: lost after the agent timeout; once
+		// let go, the agent finds its lease run out and stops its load (it
+		// must not carry on because the coordinator's heartbeats, queued
+		// on its stream meanwhile, are read first), and what it measured
+		// until then arrives and counts.
+		{name: "agent-stop-past-lease", extra: []string{"--on-agent-loss", "continue"}, run: mxTimedRun(8),
+			fault: func(e *faultEnv) { pause(e, e.agents[2].proc, mxLease+2*time.Second) },
+			exit:  0, status: "partial", states: map[int]string{0: "finished", 1: "finished", 2: "lost"}, detect: " lost: ",
+			stderr: []string{"WARNING: results are partial"},
+			check: func(e *faultEnv, res *cliResult, run *faultRun) {
+				p := e.agents[2].proc
+				at, stopped := lineAt(p, "aborting load: no word from", e.faultAt)
+				assert.True(e.t, stopped, "the agent stopped its load by its lease once let go:\n%s", p.stderr.String())
+				_, again := lineAt(p, "load stopped", at)
+				assert.True(e.t, again, "its load ended")
+				f := agentFinal(run, 2)
+				require.NotNil(e.t, f, "the paused agent's account arrived")
+				assert.Contains(e.t, f.Stopped, "(lease)")
+				assert.Contains(e.t, strings.Join(run.StatusReasons, ";"), "agent 2")
+			}},
+
 		// --- an agent stopped on its host (SIGTERM) ----------------------
 		{name: "agent-term-prepare", run: mxSilentMongo, idleSlack: mxMongoConnect, when: atAgentLine(1, "preparing"), fault: signalAgent(1, syscall.SIGTERM),
 			exit: 1, stderr: []string{"agent 1 (", "failed to prepare: agent stopped by SIGTERM on its host"}, detect: "failed to prepare", dead: []int{1}},
