@@ -24,6 +24,7 @@ import (
 //	                           failed ◀──Failed── (any live state)         │
 //	                                                                       │
 //	ready, running, finished, stopped ──silent──▶ lost ──heard again──▶ (back)
+//	preparing ──silent──▶ lost (and the run fails: preparing is all or nothing)
 //	ready, running, finished, stopped, lost ──stream cannot resume──▶ gone
 //
 // finished: the agent ran its share to the end, or to the coordinator's
@@ -82,7 +83,7 @@ func (s agentState) out() bool { return s == stLost || s == stGone || s == stFai
 // coordinator or a confused agent, refused and logged.
 var agentMoves = map[agentState][]agentState{
 	stConnecting: {stPreparing, stFailed, stGone},
-	stPreparing:  {stReady, stFailed, stGone},
+	stPreparing:  {stReady, stFailed, stLost, stGone},
 	stReady:      {stRunning, stFinished, stStopped, stFailed, stLost, stGone},
 	stRunning:    {stFinished, stStopped, stFailed, stLost, stGone},
 	stFinished:   {stLost, stGone},

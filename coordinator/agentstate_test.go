@@ -57,6 +57,9 @@ func TestTransitionLogging(t *testing.T) {
 		logs = append(logs, sprintf(f, a...))
 	}}}}
 	c.clk = clock.NewReal()
+	// The run is under way (the zero phase is preparing, whose losses
+	// fail the run whatever the policy; see below).
+	c.phase = phaseRunning
 	a := &agentRun{idx: 1, addr: "h:2"}
 	for _, step := range []struct {
 		to   agentState
@@ -89,6 +92,22 @@ func TestTransitionLogging(t *testing.T) {
 	logs = nil
 	if c.transition(a, stPreparing, "again") || a.state != stStopped || !strings.Contains(strings.Join(logs, ""), "no move from stopped to preparing") {
 		t.Errorf("illegal move: state %s, logs %q", a.state, logs)
+	}
+
+	// An agent silent while the run prepares is lost (its release is not
+	// waited for); the run fails whatever --on-agent-loss says, so the
+	// policy is not named.
+	c.phase = phasePreparing
+	b := &agentRun{idx: 2, addr: "h:3"}
+	logs = nil
+	if !c.transition(b, stPreparing, "attached") || !c.transition(b, stLost, "silent for 2s while preparing") {
+		t.Fatalf("preparing → lost refused: %q", logs)
+	}
+	if got := strings.Join(logs, "\n"); got != "agent 2 (h:3) lost: silent for 2s while preparing" {
+		t.Errorf("lost while preparing logged %q", got)
+	}
+	if !b.endsByItself() {
+		t.Error("an agent lost while preparing ends the run by its lease; the release must not wait for it")
 	}
 }
 

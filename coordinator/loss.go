@@ -60,6 +60,9 @@ func (c *Coordinator) transition(a *agentRun, to agentState, why string) bool {
 	switch {
 	case from == stLost:
 		c.logf("agent %d (%s) is back after being declared lost (%s); now %s", a.idx, a.addr, a.journalWhy(stLost), to)
+	case (to == stLost || to == stGone) && c.phase == phasePreparing:
+		// The run fails whatever --on-agent-loss says.
+		c.logf("agent %d (%s) lost: %s", a.idx, a.addr, why)
 	case to == stLost || to == stGone:
 		c.logf("agent %d (%s) lost: %s (--on-agent-loss=%s)", a.idx, a.addr, why, c.s.OnAgentLoss)
 	default:
@@ -128,6 +131,11 @@ func (c *Coordinator) judgeSilence(now int64) error {
 		if silent := time.Duration(now - a.lastHeard); silent > c.s.AgentTimeout {
 			why := fmt.Sprintf("silent for %s", silent.Round(time.Millisecond))
 			if c.phase == phasePreparing {
+				// The run fails. The agent is lost all the same: no
+				// Release can reach it and its lease ends the run on its
+				// side, so the release does not wait for it (it used to,
+				// for the whole 10 s release wait).
+				c.transition(a, stLost, why+" while preparing")
 				return exitcode.Wrap(exitcode.Failure, c.agentErr(a, "%s while preparing", why))
 			}
 			c.depart(a, stLost, why)

@@ -712,6 +712,15 @@ func faultRows() []faultRow {
 				assert.NotEmpty(e.t, run.Agents[1].MissingIntervals, "run.json names the intervals the agent missed")
 				assert.Empty(e.t, run.Agents[0].MissingIntervals)
 			}},
+		// Cut off while its database is being opened, longer than the
+		// agent timeout: preparing is all or nothing, so the run fails
+		// naming the agent, and the cut-off agent frees itself by its
+		// lease. The coordinator does not wait for the release of an agent
+		// it has found silent (it used to wait the whole 10 s for it).
+		{name: "agent-partition-prepare", bridged: true, run: mxSilentMongo, idleSlack: mxMongoConnect, when: atAgentLine(1, "preparing"),
+			fault: func(e *faultEnv) { e.agents[1].br.Cut() },
+			exit:  1, stderr: []string{"agent 1 (", "silent for", "while preparing"}, notStderr: []string{"did not confirm"}, detect: "while preparing",
+			check: func(e *faultEnv, res *cliResult, run *faultRun) { e.agents[1].br.Restore() }},
 		// A link that drops and comes back (no reset, as when a cable is
 		// pulled): both sides lose each other, the agent stops on its
 		// lease, and what it measured until then arrives once the link
