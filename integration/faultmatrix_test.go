@@ -76,6 +76,11 @@ const (
 	mxAgentTimeoutOwn   = 3 * time.Second // the coordinator's default --agent-timeout
 	mxReleaseWait       = 10 * time.Second
 	mxCoordinatorStderr = 30000 // how much of the coordinator's stderr a failing row prints
+	// An agent stopped on its host (SIGTERM) waits mxAgentStopGrace for
+	// its calls in flight, then up to mxHandOverWait for the coordinator
+	// to acknowledge its last intervals and Final.
+	mxAgentStopGrace = time.Second
+	mxHandOverWait   = 5 * time.Second
 )
 
 // killed is the exit code a test sees for a process it SIGKILLed.
@@ -470,6 +475,16 @@ func faultRows() []faultRow {
 		// --- an agent killed (SIGKILL) -----------------------------------
 		{name: "agent-kill-prepare", run: mxSilentMongo, idleSlack: mxMongoConnect, when: atAgentLine(1, "preparing"), fault: signalAgent(1, syscall.SIGKILL),
 			exit: 1, stderr: []string{"agent 1 ("}, detect: "agent 1 (", dead: []int{1}},
+		// Killed once the start is announced, before the start instant:
+		// lost by its silence, the others run their shares.
+		{name: "agent-kill-before-start", extra: []string{"--on-agent-loss", "continue", "-p", "ycsbctl.metrics.startdelay=2"},
+			when: atLine("Starting test on"), fault: signalAgent(2, syscall.SIGKILL),
+			exit: 0, status: "partial", states: map[int]string{0: "finished", 1: "finished", 2: "lost"}, detect: " lost: ", dead: []int{2},
+			stderr: []string{"WARNING: results are partial"},
+			check: func(e *faultEnv, res *cliResult, run *faultRun) {
+				assert.Equal(e.t, int64(0), run.Agents[2].Operations)
+				assert.Greater(e.t, run.Agents[0].Operations+run.Agents[1].Operations, int64(0), "the survivors ran their shares")
+			}},
 		{name: "agent-kill-midrun-abort", fault: signalAgent(2, syscall.SIGKILL), exit: 3, status: "aborted",
 			states: map[int]string{2: "lost"}, detect: " lost: ", dead: []int{2},
 			check: func(e *faultEnv, res *cliResult, run *faultRun) {
@@ -546,6 +561,30 @@ func faultRows() []faultRow {
 			stderr: []string{"agent stopped by SIGTERM on its host"}, notStderr: []string{" lost: "}},
 		// A second signal ends the agent at once, without waiting for its
 		// hand-over to be acknowledged.
+		// SIGTERM while the bridge cuts the agent off: its hand-over cannot
+		// be acknowledged, and the agent exits once its bounded wait is
+		// over; the coordinator, which never got its account, has it lost.
+		{name: "agent-term-while-partitioned", bridged: true, extra: []string{"--on-agent-loss", "continue"}, run: mxTimedRun(8),
+			fault: func(e *faultEnv) {
+				a := e.agents[1]
+				a.br.Cut()
+				sig(e, a.proc, syscall.SIGTERM)
+				bound := mxAgentStopGrace + mxHandOverWait + 5*time.Second
+				select {
+				case <-a.proc.done:
+				case <-time.After(bound):
+					e.t.Fatalf("the agent did not exit within %s of its SIGTERM (cut off):\n%s", bound, a.proc.stderr.String())
+				}
+				e.aux["agent-exit"] = time.Since(e.faultAt).Round(10 * time.Millisecond).String()
+				a.br.Restore()
+			},
+			exit: 0, status: "partial", states: map[int]string{0: "finished", 1: "lost", 2: "finished"}, detect: " lost: ", dead: []int{1},
+			check: func(e *faultEnv, res *cliResult, run *faultRun) {
+				p := e.agents[1].proc
+				assert.Contains(e.t, p.res.stderr, "stopping the load: agent stopped by SIGTERM on its host")
+				assert.Contains(e.t, p.res.stderr, "the coordinator did not acknowledge everything within "+mxHandOverWait.String())
+				e.t.Logf("the cut-off agent exited %s after its SIGTERM", e.aux["agent-exit"])
+			}},
 		{name: "agent-term-twice", extra: []string{"--on-agent-loss", "continue"},
 			fault: func(e *faultEnv) {
 				p := e.agents[2].proc
@@ -587,6 +626,22 @@ func faultRows() []faultRow {
 			}},
 		{name: "coordinator-kill-at-end", run: mxLoad(3000), when: atAgentLine(0, "finished:"),
 			fault: func(e *faultEnv) { sig(e, e.coord, syscall.SIGKILL) }, exit: killed},
+
+		// --- the coordinator stopped (SIGTERM) ---------------------------
+		// Stopped gracefully after announcing the start, before the start
+		// instant: no agent runs a load, and the run is a stopped one of
+		// nothing.
+		{name: "coordinator-term-before-start", stops: true, extra: []string{"-p", "ycsbctl.metrics.startdelay=2"}, when: atLine("Starting test on"),
+			fault: func(e *faultEnv) { sig(e, e.coord, syscall.SIGTERM) },
+			exit:  6, status: "stopped", states: map[int]string{0: "finished", 1: "finished", 2: "finished"}, detect: "Stopping all agents gracefully",
+			check: func(e *faultEnv, res *cliResult, run *faultRun) {
+				for i, a := range e.agents {
+					f := agentFinal(run, i)
+					require.NotNil(e.t, f, "agent %d's account arrived", i)
+					assert.Equal(e.t, int64(0), f.Operations, "agent %d ran no load:\n%s", i, a.proc.stderr.String())
+				}
+				assert.Equal(e.t, int64(0), run.Summary.Operations)
+			}},
 
 		// --- the coordinator paused (SIGSTOP) ----------------------------
 		// Frozen 1.5 s before the start instant (its last heartbeat is
