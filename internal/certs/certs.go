@@ -25,6 +25,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/ycsbctl/ycsbctl/internal/outfile"
 )
 
 // Lifetimes: the CA outlives every certificate it signs, so that leaf
@@ -144,6 +146,9 @@ func loadOrCreateCA(dir string, now time.Time) (*x509.Certificate, crypto.Signer
 		// certificate it signed, so the operator must decide.
 		return nil, nil, false, fmt.Errorf("%s and %s: only one of them exists; restore the other or remove both", certPath, keyPath)
 	}
+	if err := writable(certPath, keyPath); err != nil {
+		return nil, nil, false, err
+	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, false, err
@@ -211,6 +216,9 @@ func ensureLeaf(dir, certName, keyName string, ca *x509.Certificate, caKey crypt
 		}
 		return nil, nil
 	}
+	if err := writable(certPath, keyPath); err != nil {
+		return nil, err
+	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -244,29 +252,52 @@ func writeKey(path string, key *ecdsa.PrivateKey) error {
 	return writePEM(path, "PRIVATE KEY", der, 0o600)
 }
 
-// writePEM writes through a temporary file and a rename so that a reader
-// never sees half a file, with the mode set before any byte is written.
+// writePEM writes path through package outfile, as every file ycsbctl
+// writes: a temporary file of its own beside it (never a fixed name that
+// something else may hold, or a symbolic link planted there), renamed
+// over it once complete, and never over a directory, a device, a FIFO or
+// a socket. The mode is set on the temporary file before any byte is
+// written, exactly: outfile keeps the mode of a file it replaces and
+// applies the umask to a new one, and a key must be 0600 whatever was
+// there before.
 func writePEM(path, typ string, der []byte, mode os.FileMode) error {
-	tmp, err := os.OpenFile(path+".tmp", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	f, err := outfile.Create(path, mode)
 	if err != nil {
 		return err
 	}
-	if err := tmp.Chmod(mode); err != nil { // umask may have narrowed it further; keys must be exactly 0600
-		_ = tmp.Close() // the write error is the one to report
+	defer f.Discard()
+	if err := f.Chmod(mode); err != nil {
 		return err
 	}
-	if err := pem.Encode(tmp, &pem.Block{Type: typ, Bytes: der}); err != nil {
-		_ = tmp.Close() // the write error is the one to report
+	if err := pem.Encode(f, &pem.Block{Type: typ, Bytes: der}); err != nil {
 		return err
 	}
-	if err := tmp.Close(); err != nil {
-		return err
+	return f.Commit()
+}
+
+// writable checks, before a pair is written, that each of its paths is a
+// regular file or nothing (outfile.Check names what else is there): a
+// refusal of the second write would leave a key without its certificate.
+func writable(paths ...string) error {
+	for _, p := range paths {
+		if err := outfile.Check(p); err != nil {
+			return err
+		}
 	}
-	return os.Rename(path+".tmp", path)
+	return nil
+}
+
+// readPEM reads a certificate or key file, refusing what is not a regular
+// file: reading a FIFO would block until something writes to it.
+func readPEM(path string) ([]byte, error) {
+	if err := outfile.Check(path); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
 }
 
 func readCert(path string) (*x509.Certificate, error) {
-	b, err := os.ReadFile(path)
+	b, err := readPEM(path)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +309,7 @@ func readCert(path string) (*x509.Certificate, error) {
 }
 
 func readKey(path string) (crypto.Signer, error) {
-	b, err := os.ReadFile(path)
+	b, err := readPEM(path)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -139,4 +140,97 @@ func TestValidateHosts(t *testing.T) {
 	for _, bad := range [][]string{nil, {"../etc"}, {"a b"}, {"h1", "h1"}, {"/abs"}, {"x..y"}} {
 		require.Error(t, ValidateHosts(bad), "%q", bad)
 	}
+}
+
+// Files are written through package outfile: a temporary file of its own
+// beside the target, never a fixed NAME.tmp. A symbolic link planted at
+// the old fixed name (it used to be opened with O_TRUNC, following the
+// link) leaves what it points at untouched, and nothing temporary is
+// left behind.
+func TestWritesNeverFollowAPlantedTemporaryName(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("precious\n"), 0o644))
+	planted := []string{CACert, CAKey, CoordinatorCert, CoordinatorKey}
+	for _, f := range planted {
+		require.NoError(t, os.Symlink(victim, filepath.Join(dir, f+".tmp")))
+	}
+	_, err := Generate(dir, []string{"h1"}, now)
+	require.NoError(t, err)
+	b, err := os.ReadFile(victim)
+	require.NoError(t, err)
+	require.Equal(t, "precious\n", string(b), "a file outside DIR was overwritten through a link at a temporary name")
+	for _, f := range planted {
+		st, err := os.Lstat(filepath.Join(dir, f))
+		require.NoError(t, err)
+		require.True(t, st.Mode().IsRegular(), "%s is %s, not a regular file", f, st.Mode())
+	}
+	require.Equal(t, os.FileMode(0o600), mode(t, filepath.Join(dir, CAKey)))
+	for _, d := range []string{dir, filepath.Join(dir, "h1")} {
+		entries, err := os.ReadDir(d)
+		require.NoError(t, err)
+		for _, e := range entries {
+			require.NotContains(t, e.Name(), ".tmp-", "a temporary file was left in %s", d)
+		}
+	}
+}
+
+// A certificate or key path holding something other than a file (a
+// FIFO, a directory) is refused, naming it, before anything is written:
+// it is neither replaced nor read (opening a FIFO to read it blocks
+// until a writer comes).
+func TestRefusesWhatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, CoordinatorCert)
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	_, err := Generate(dir, []string{"h1"}, now)
+	require.ErrorContains(t, err, fifo)
+	require.ErrorContains(t, err, "FIFO")
+	st, err := os.Lstat(fifo)
+	require.NoError(t, err)
+	require.NotZero(t, st.Mode()&os.ModeNamedPipe, "the FIFO was replaced")
+	require.NoFileExists(t, filepath.Join(dir, CoordinatorKey), "a key was written for a certificate that cannot be")
+
+	// With its key present, the FIFO would be read as the certificate.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, CoordinatorKey), []byte("x"), 0o600))
+	t.Cleanup(func() {
+		// Lets a reader blocked on the FIFO go, should there be one.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			_ = w.Close()
+		}
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := Generate(dir, []string{"h1"}, now)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.ErrorContains(t, err, "FIFO")
+	case <-time.After(10 * time.Second):
+		t.Fatal("Generate blocked reading a FIFO as a certificate")
+	}
+
+	// A directory where a key goes.
+	dir = t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "h1", AgentKey), 0o755))
+	_, err = Generate(dir, []string{"h1"}, now)
+	require.ErrorContains(t, err, filepath.Join(dir, "h1", AgentKey))
+	require.ErrorContains(t, err, "a directory")
+	require.NoFileExists(t, filepath.Join(dir, "h1", AgentCert))
+}
+
+// A key written where a stale file with looser permissions was (its
+// certificate missing) is exactly 0600: outfile keeps a replaced file's
+// mode, which must not apply to keys.
+func TestKeyReplacingALooseFileIs0600(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "h1"), 0o755))
+	key := filepath.Join(dir, "h1", AgentKey)
+	require.NoError(t, os.WriteFile(key, []byte("stale"), 0o644))
+	require.NoError(t, os.Chmod(key, 0o644))
+	_, err := Generate(dir, []string{"h1"}, now)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), mode(t, key))
+	require.Equal(t, os.FileMode(0o644), mode(t, filepath.Join(dir, "h1", AgentCert)))
 }
