@@ -3,11 +3,12 @@
 package integration
 
 // The fault matrix: one table of faults, each injected into a real
-// coordinator run of real agent processes (bin/ycsbctl) at a chosen phase,
-// and the same invariants checked after every one (etcd's robustness
-// tests are the model):
+// coordinator run of real agent processes (ycsbctl built from this
+// checkout) at a chosen phase, and the same invariants checked after
+// every one (etcd's robustness tests are the model):
 //
-//   - the coordinator exits within a bound after the fault;
+//   - the coordinator exits within a bound after the fault, derived from
+//     the row (exitBound);
 //   - its exit code and run.json agree and say what happened (status,
 //     agent states, the reason in the coordinator's words);
 //   - every interval an agent measured and reported is counted once: what
@@ -17,16 +18,32 @@ package integration
 //   - a next run on the same agents (dead ones restarted on their port) is
 //     exact: complete, exit 0, every operation counted.
 //
-// Faults: SIGKILL, SIGSTOP and SIGTERM of either side while preparing,
-// before the start instant, mid-run and at the end of the run; a
-// partition and a delay through the test bridge; a wrong token, a
-// certificate of another CA, another version; agent properties that
-// rewrite the plan; a rival coordinator; an agent restarted mid-run; a
-// link that drops packets past the lease and comes back.
+// The faults, by whom and when (this is every row; docs/testing.md has
+// the same list):
+//
+//	agent SIGKILL        prepare, before start, mid-run (abort, continue), mid-run and restarted
+//	agent SIGSTOP        mid-run within the lease, mid-run past the lease
+//	agent SIGTERM        prepare, before start (Start arrived; Start held in the bridge),
+//	                     mid-run (continue, abort, twice, while cut off), at the end
+//	coordinator SIGKILL  prepare, before start, mid-run, at the end
+//	coordinator SIGSTOP  before start, mid-run within the lease, mid-run past the lease
+//	coordinator SIGTERM  before start, mid-run
+//	coordinator SIGINT   prepare, mid-run (once, twice, twice with a dead agent), during the
+//	                     release wait (a second SIGINT; none) with an agent frozen
+//	network (bridge)     cut during prepare; mid-run: cut past the lease, dropped packets past
+//	                     the lease, a short cut, a 400 ms delay
+//	who may run          a wrong token, a certificate of another CA, another version, agent
+//	                     properties that rewrite the plan, a rival coordinator; and the
+//	                     warnings of a distributed run
+//
+// Not covered: an agent killed or paused at the end or paused before the
+// start; the coordinator paused or stopped by SIGTERM while preparing or
+// at the end; network faults at the start other than a held Start.
 // No database is needed (the basic adapter's simulated delay stands in
 // for one; a silent listener posing as MongoDB makes a prepare last), so
 // what is tested is the harness itself. Each row prints the time its
-// fault took to be detected and handled (grep FAULT-MATRIX).
+// fault took to be detected and handled, and its bound (grep
+// FAULT-MATRIX).
 
 import (
 	"context"
