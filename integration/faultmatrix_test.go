@@ -284,6 +284,21 @@ func mxLoad(records int) func(e *faultEnv) []string {
 	}
 }
 
+// mxLastSlow makes agent 2 slower than the others at a load (exactly
+// 3 ms a call, where the others take none, so ~3 s for its third of
+// mxLoad(3000) against ~2 s): "at the end" rows fault when the first
+// agents have finished their shares, and the coordinator must still be
+// there. Without it a quiet machine ended the whole load within the
+// 20 ms the test takes to see an agent's "finished:" line, and the
+// coordinator was gone before its SIGKILL ("os: process already
+// finished").
+func mxLastSlow(e *faultEnv, i int) []string {
+	if i != 2 {
+		return nil
+	}
+	return []string{"-p", "basicdb.simulatedelay=3", "-p", "basicdb.randomizedelay=false"}
+}
+
 // mxSilentMongo is a run against a "MongoDB" that accepts connections and
 // never answers: every agent's prepare lasts until the fault (or
 // mxMongoConnect). Closing a driver that is still connecting can take as
@@ -614,8 +629,11 @@ func faultRows() []faultRow {
 				}
 			},
 			exit: 0, status: "partial", states: map[int]string{0: "finished", 1: "finished"}, detect: "agent 2 (", dead: []int{2}},
-		{name: "agent-term-at-end", run: mxLoad(3000), when: atAgentLine(1, "finished:"), fault: signalAgent(1, syscall.SIGTERM),
-			exit: 0, status: "complete", dead: []int{1}},
+		{name: "agent-term-at-end", run: mxLoad(3000), agentArgs: mxLastSlow, when: atAgentLine(1, "finished:"), fault: signalAgent(1, syscall.SIGTERM),
+			exit: 0, status: "complete", dead: []int{1}, states: map[int]string{0: "finished", 1: "finished", 2: "finished"},
+			check: func(e *faultEnv, res *cliResult, run *faultRun) {
+				assert.True(e.t, e.coord.start.Add(res.took).After(e.faultAt), "the run was still going (agent 2 loading) when agent 1 was stopped")
+			}},
 
 		// --- the coordinator killed (SIGKILL) ----------------------------
 		{name: "coordinator-kill-prepare", run: mxSilentMongo, idleSlack: mxMongoConnect, when: atAgentLine(2, "preparing"),
@@ -641,7 +659,7 @@ func faultRows() []faultRow {
 				assert.Equal(e.t, "aborted", recovered.Status)
 				assert.Greater(e.t, recovered.Summary.Operations, int64(0))
 			}},
-		{name: "coordinator-kill-at-end", run: mxLoad(3000), when: atAgentLine(0, "finished:"),
+		{name: "coordinator-kill-at-end", run: mxLoad(3000), agentArgs: mxLastSlow, when: atAgentLine(0, "finished:"),
 			fault: func(e *faultEnv) { sig(e, e.coord, syscall.SIGKILL) }, exit: killed},
 
 		// --- the coordinator stopped (SIGTERM) ---------------------------
