@@ -26,6 +26,11 @@ func TestParseConfig(t *testing.T) {
 	if c.readCL != gocql.Quorum || c.writeCL != gocql.Quorum || c.numConns != 5 {
 		t.Errorf("consistency/conns: %v %v %d", c.readCL, c.writeCL, c.numConns)
 	}
+	// Neither connection property: one connection per host, as the
+	// DataStax 3.x driver under Java YCSB opens with protocol v3+.
+	if d, err := parseConfig(properties.FromMap(map[string]string{"hosts": "h"})); err != nil || d.numConns != 1 {
+		t.Errorf("default connections per host: %+v, %v; want 1", d, err)
+	}
 	if got := hostList(c); got != "10.0.0.1:9042,10.0.0.2:9043" {
 		t.Errorf("hostList = %s", got)
 	}

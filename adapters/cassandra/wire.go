@@ -75,6 +75,10 @@ func (h *hostDialer) DialHost(ctx context.Context, host *gocql.HostInfo) (*gocql
 //     the ScyllaDB Rust driver under latte does by default.
 //   - Reads go through a 64 KiB buffer, so that one system call takes every
 //     response the server has sent (gocql's own bufio.Reader is 4 KiB).
+//   - On Linux the socket's reads and writes are made as direct
+//     non-blocking system calls (internal/netconn), which spares the Go
+//     runtime's blocking-call bookkeeping and the wake-up of its monitor
+//     thread after every idle moment.
 //   - Deadlines are kept and applied only when a system call needs them:
 //     gocql sets a write deadline before every request and a read deadline
 //     before every piece of every response.
@@ -156,7 +160,7 @@ func (b *batchConn) flusher() {
 		if b.writeTimeout > 0 {
 			_ = b.Conn.SetWriteDeadline(time.Now().Add(b.writeTimeout))
 		}
-		if _, err := b.Conn.Write(out); err != nil {
+		if _, err := b.Reader.Write(out); err != nil {
 			// Closing the socket makes gocql's reader fail, which fails
 			// every request in flight on this connection with the error.
 			b.mu.Lock()

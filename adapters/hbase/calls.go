@@ -23,7 +23,20 @@ import (
 // protobufs are filled in place, a put's cells are written into one reused
 // cell block, and a read's cell block is decoded straight into the
 // caller's record. gohbase sends them as its own (gohbase.RPCClient's
-// SendRPC: region lookup, retries, batching into MultiRequests).
+// SendRPC: region lookup, retries).
+//
+// They skip gohbase's batching (hrpc.SkipBatch): each is written to the
+// RegionServer by the worker's own goroutine as a plain Get or Mutate
+// request, which is what Java YCSB's HBase client sends for a get or an
+// unbuffered put, instead of being handed to the region client's queue
+// goroutine and wrapped in a MultiRequest. With one operation in flight
+// per worker gohbase's queue rarely found more than one call to batch (a
+// write per operation either way), so the hand-off and the MultiRequest
+// wrapping were pure cost: against one HBase 2.6.4, workload A, 16
+// threads, one P, callgrind counts 62.9k -> 59.4k instructions per
+// operation, and client CPU per operation fell 1-1.6 us (24.5-26.8 ->
+// 23.6-25.8 us, alternating runs). Writes buffered for clientbuffering
+// are gohbase's own puts and still share MultiRequests (buffered.go).
 //
 // A call is only reused after gohbase is done with it: after a successful
 // SendRPC its request went out and its one result came back. After a
@@ -75,9 +88,8 @@ func (c *call) SetContext(ctx context.Context) {
 
 // getCall is a reusable Get of one family (all of it, or named
 // qualifiers). The embedded hrpc.Get only lends it gohbase's Batchable
-// interface (whose setter is unexported), so that gohbase's RPC queue
-// batches it with other calls to the same RegionServer as it batches its
-// own Gets; every hrpc.Call method is the getCall's.
+// interface (whose setter is unexported), set to skip batching; every
+// hrpc.Call method is the getCall's.
 type getCall struct {
 	*hrpc.Get
 	call
@@ -102,8 +114,8 @@ var (
 
 func newGetCall(table, family []byte) *getCall {
 	g := &getCall{}
-	// NewGet fails only on a bad option; there are none.
-	g.Get, _ = hrpc.NewGet(context.Background(), table, nil)
+	// NewGet fails only on a bad option; SkipBatch applies to a Get.
+	g.Get, _ = hrpc.NewGet(context.Background(), table, nil, hrpc.SkipBatch())
 	g.init(table)
 	g.column.Family = family
 	g.cols[0] = &g.column
@@ -206,7 +218,7 @@ var putType = pb.MutationProto_PUT
 
 func newPutCall(table, family []byte, durability hrpc.DurabilityType) *putCall {
 	p := &putCall{family: family}
-	p.Mutate, _ = hrpc.NewPut(context.Background(), table, nil, nil)
+	p.Mutate, _ = hrpc.NewPut(context.Background(), table, nil, nil, hrpc.SkipBatch())
 	p.init(table)
 	p.mut.MutateType = &putType
 	// gohbase states the durability on every mutation, USE_DEFAULT too.

@@ -126,3 +126,19 @@ func TestCellBlockRoundTrip(t *testing.T) {
 		t.Fatalf("corrupted key length: %v", err)
 	}
 }
+
+// TestWorkerCallsSkipBatching: a worker's get and put go out as plain Get
+// and Mutate requests, as Java YCSB's client sends them, not through
+// gohbase's batching queue (whose MultiRequest held one call at a time).
+func TestWorkerCallsSkipBatching(t *testing.T) {
+	calls := []hrpc.Call{
+		newGetCall([]byte("usertable"), []byte("family")),
+		newPutCall([]byte("usertable"), []byte("family"), hrpc.UseDefault),
+	}
+	for _, c := range calls {
+		b, ok := c.(hrpc.Batchable)
+		if !ok || !b.SkipBatch() {
+			t.Errorf("%s: SkipBatch() false (batchable %v), want true", c.Name(), ok)
+		}
+	}
+}
