@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ycsbctl/ycsbctl/internal/testutil/tcppair"
 )
 
 // countingConn counts the system calls batchConn makes on its socket; its
@@ -42,35 +44,6 @@ func (c *countingConn) SetReadDeadline(t time.Time) error {
 	return c.Conn.SetReadDeadline(t)
 }
 
-// tcpPair returns both ends of a real loopback TCP connection.
-func tcpPair(t *testing.T) (client, server net.Conn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = ln.Close() }()
-	acc := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			close(acc)
-			return
-		}
-		acc <- c
-	}()
-	client, err = net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	server = <-acc
-	if server == nil {
-		t.Fatal("accept failed")
-	}
-	t.Cleanup(func() { _ = client.Close(); _ = server.Close() })
-	return client, server
-}
-
 // frame is a test request: writer id, sequence number, then a payload
 // whose every byte is the writer id, so a torn or interleaved frame shows.
 func frame(id, seq, size int) []byte {
@@ -87,7 +60,7 @@ func frame(id, seq, size int) []byte {
 // TestBatchConnKeepsFramesWholeAndOrdered: many writers at once; the server
 // must see every frame intact and each writer's frames in order.
 func TestBatchConnKeepsFramesWholeAndOrdered(t *testing.T) {
-	raw, server := tcpPair(t)
+	raw, server := tcppair.New(t)
 	cc := &countingConn{Conn: raw}
 	bc := newBatchConn(cc, time.Minute)
 	defer func() { _ = bc.Close() }()
@@ -138,7 +111,7 @@ func TestBatchConnKeepsFramesWholeAndOrdered(t *testing.T) {
 // socket, writers do not block, and everything they queued goes out in the
 // next single write.
 func TestBatchConnQueuesWhileSocketBusy(t *testing.T) {
-	raw, server := tcpPair(t)
+	raw, server := tcppair.New(t)
 	cc := &countingConn{Conn: raw, gate: make(chan struct{})}
 	bc := newBatchConn(cc, time.Minute)
 	defer func() { _ = bc.Close() }()
@@ -176,7 +149,7 @@ func TestBatchConnQueuesWhileSocketBusy(t *testing.T) {
 // TestBatchConnWriteErrorFailsConnection: a failed flush closes the socket
 // (so gocql's reader fails every request in flight) and fails later writes.
 func TestBatchConnWriteErrorFailsConnection(t *testing.T) {
-	raw, server := tcpPair(t)
+	raw, server := tcppair.New(t)
 	boom := errors.New("boom")
 	cc := &countingConn{Conn: raw, writeErr: boom}
 	bc := newBatchConn(cc, time.Minute)
@@ -202,7 +175,7 @@ func TestBatchConnWriteErrorFailsConnection(t *testing.T) {
 // are read in one system call though the caller reads 4 KiB at a time, and
 // deadlines reach the socket only when a read needs it.
 func TestBatchConnReadsManyResponsesPerCall(t *testing.T) {
-	raw, server := tcpPair(t)
+	raw, server := tcppair.New(t)
 	cc := &countingConn{Conn: raw}
 	bc := newBatchConn(cc, time.Minute)
 	defer func() { _ = bc.Close() }()
@@ -240,7 +213,7 @@ func TestBatchConnReadsManyResponsesPerCall(t *testing.T) {
 }
 
 func TestBatchConnCloseStopsWrites(t *testing.T) {
-	raw, _ := tcpPair(t)
+	raw, _ := tcppair.New(t)
 	bc := newBatchConn(raw, time.Minute)
 	if err := bc.Close(); err != nil {
 		t.Fatal(err)

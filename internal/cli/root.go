@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ycsbctl/ycsbctl/internal/editdist"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
 	"github.com/ycsbctl/ycsbctl/internal/run"
@@ -180,7 +181,7 @@ func unknownTopic(root, found *cobra.Command, args, rest []string) error {
 		if c.Hidden || c.Name() == "help" || !(c.IsAvailableCommand() || c.IsAdditionalHelpTopicCommand()) {
 			continue
 		}
-		if strings.HasPrefix(c.Name(), rest[0]) || editDistance(c.Name(), rest[0]) <= 2 {
+		if strings.HasPrefix(c.Name(), rest[0]) || editdist.Distance(c.Name(), rest[0]) <= 2 {
 			near = append(near, strconv.Quote(strings.TrimPrefix(c.CommandPath(), root.Name()+" ")))
 		}
 	}
@@ -189,25 +190,4 @@ func unknownTopic(root, found *cobra.Command, args, rest []string) error {
 		msg += "; did you mean " + strings.Join(near, " or ") + "?"
 	}
 	return invalid(fmt.Errorf("%s (see %s --help)", msg, found.CommandPath()))
-}
-
-// editDistance is the Levenshtein distance of two short names.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

@@ -10,43 +10,16 @@ import (
 	"runtime"
 	"testing"
 	"time"
-)
 
-// tcpPair returns both ends of a real loopback TCP connection.
-func tcpPair(t *testing.T) (client, server net.Conn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = ln.Close() }()
-	acc := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			close(acc)
-			return
-		}
-		acc <- c
-	}()
-	client, err = net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	server = <-acc
-	if server == nil {
-		t.Fatal("accept failed")
-	}
-	t.Cleanup(func() { _ = client.Close(); _ = server.Close() })
-	return client, server
-}
+	"github.com/ycsbctl/ycsbctl/internal/testutil/tcppair"
+)
 
 // onlyConn hides every method but net.Conn's, as a TLS connection or a
 // test double would: the Reader then uses the connection's Read and Write.
 type onlyConn struct{ net.Conn }
 
 func TestDirectSystemCallsOnPlainTCP(t *testing.T) {
-	c, _ := tcpPair(t)
+	c, _ := tcppair.New(t)
 	r := NewReader(c, 64)
 	if (r.raw != nil) != (runtime.GOOS == "linux") {
 		t.Fatalf("raw socket %v on %s", r.raw != nil, runtime.GOOS)
@@ -62,7 +35,7 @@ func TestDirectSystemCallsOnPlainTCP(t *testing.T) {
 // wrapped path.
 func TestStreamArrivesWhole(t *testing.T) {
 	for _, wrap := range []bool{false, true} {
-		c, s := tcpPair(t)
+		c, s := tcppair.New(t)
 		conn := c
 		if wrap {
 			conn = onlyConn{c}
@@ -98,7 +71,7 @@ func TestStreamArrivesWhole(t *testing.T) {
 // TestWriteLargerThanTheSocketTakes: a write the socket cannot take at
 // once (the peer reads slowly) waits for room and arrives whole.
 func TestWriteLargerThanTheSocketTakes(t *testing.T) {
-	c, s := tcpPair(t)
+	c, s := tcppair.New(t)
 	w := NewReader(c, 64)
 	want := make([]byte, 16<<20)
 	rand.New(rand.NewSource(2)).Read(want)
@@ -132,7 +105,7 @@ func TestWriteLargerThanTheSocketTakes(t *testing.T) {
 // the peer's close is io.EOF, a read of a closed connection is
 // net.ErrClosed, and a deadline cleared lets the next read wait for data.
 func TestDeadlinesAndEnds(t *testing.T) {
-	c, s := tcpPair(t)
+	c, s := tcppair.New(t)
 	r := NewReader(c, 64)
 	p := make([]byte, 10)
 
@@ -195,7 +168,7 @@ func isReset(err error) bool {
 // TestPeerCloseIsEOF: a peer that closes cleanly ends the stream with
 // io.EOF, as net.Conn's Read reports it.
 func TestPeerCloseIsEOF(t *testing.T) {
-	c, s := tcpPair(t)
+	c, s := tcppair.New(t)
 	r := NewReader(c, 64)
 	_, _ = s.Write([]byte("bye"))
 	_ = s.Close()

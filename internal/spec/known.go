@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ycsbctl/ycsbctl/adapters"
+	"github.com/ycsbctl/ycsbctl/internal/editdist"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/telemetry"
 	"github.com/ycsbctl/ycsbctl/internal/workload"
@@ -123,29 +124,9 @@ func nearestElsewhere(key, self string) (string, string) {
 func nearest(key string, known []properties.Known) string {
 	best, bestD := "", len(key)/3+2
 	for _, k := range known {
-		if d := editDistance(key, k.Name); d < bestD {
+		if d := editdist.Distance(key, k.Name); d < bestD {
 			best, bestD = k.Name, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
