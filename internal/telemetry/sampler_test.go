@@ -40,13 +40,25 @@ func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 // server is found, its figures and the load generator's move, and a cut
 // holds the samples since the previous cut only.
 func TestSamplerOnThisHost(t *testing.T) {
-	sleep := exec.Command("sleep", "60")
+	// The stand-in server is sleep under a name of this test's own (its
+	// comm is the name it was started by): on a shared machine other
+	// sleeps come and go, and each would be found, and said, as another
+	// server process.
+	name := "ysleep" + strconv.Itoa(os.Getpid())
+	if len(name) > 15 {
+		name = name[:15] // comm's length
+	}
+	sleepBin, err := exec.LookPath("sleep")
+	require.NoError(t, err)
+	link := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.Symlink(sleepBin, link))
+	sleep := exec.Command(link, "60")
 	require.NoError(t, sleep.Start())
 	t.Cleanup(func() { _ = sleep.Process.Kill(); _ = sleep.Wait() })
 	var mu sync.Mutex
 	var logs []string
 	s, err := Start(Config{Every: 20 * time.Millisecond, Host: "testhost", DB: "test",
-		Processes: []adapters.ServerProcess{{Role: "sleeper", Name: "sleep"}},
+		Processes: []adapters.ServerProcess{{Role: "sleeper", Name: name}},
 		Logf: func(f string, a ...any) {
 			mu.Lock()
 			logs = append(logs, f)
