@@ -412,7 +412,12 @@ status() {
 	for n in $(hosts_up); do
 		any=1
 		if p="$(pid1 "$n")"; then
-			echo "h$n $(host_addr "$n") systemd pid $p: $(run_in "$n" systemctl is-system-running 2>/dev/null || true)"
+			# Bounded: a host powering off stops (SIGSTOP) every process in
+			# its PID namespace, this probe's child too; nsenter then stops
+			# itself to match and never reaps the child, and the namespace
+			# can never end (its init waits for that child). The kill ends
+			# nsenter, the child is reaped, and the host goes down.
+			echo "h$n $(host_addr "$n") systemd pid $p: $(timeout -s KILL 30 nsenter -t "$p" -a -r -w env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin systemctl is-system-running 2>/dev/null || true)"
 		else
 			echo "h$n $(host_addr "$n") down"
 		fi
