@@ -59,9 +59,16 @@
 #   SYSCALLS         0: no strace runs (default 1 when strace is installed)
 #   BUSY             CPU-bound processes run beside every measured run
 #                    (default 0): BUSY=2 on a 2-core machine measures the
-#                    clients on a loaded machine, for the idle-against-loaded
-#                    comparison (each burner is a shell loop at normal
-#                    priority, started before the run and killed after it)
+#                    clients on a loaded machine (each burner is a shell
+#                    loop at normal priority, started before the run and
+#                    killed after it). A list, BUSY="0 2", measures each
+#                    level in every repeat, interleaved with the clients,
+#                    so that the idle and the loaded runs meet the same
+#                    server, data and outside load; the table then has a
+#                    row per level and, under it, each client's idle
+#                    against loaded difference (the issue tracker's
+#                    comparison; separate invocations compare a server
+#                    warmed and compacted differently)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -85,7 +92,10 @@ dbs=("$@")
 for db in "${dbs[@]}"; do
   case "$db" in basic|cassandra|hbase|mongodb) ;; *) echo "bench-dbs.sh: unknown db $db (expected basic, cassandra, hbase or mongodb)" >&2; exit 2 ;; esac
 done
-case "$BUSY" in ''|*[!0-9]*) echo "bench-dbs.sh: BUSY must be a whole number of busy processes (got '$BUSY')" >&2; exit 2 ;; esac
+[ -n "${BUSY// /}" ] || { echo "bench-dbs.sh: BUSY must be a number of busy processes, or a list of them (got '$BUSY')" >&2; exit 2; }
+for b in $BUSY; do
+  case "$b" in *[!0-9]*) echo "bench-dbs.sh: BUSY must be a number of busy processes, or a list of them such as \"0 2\" (got '$BUSY')" >&2; exit 2 ;; esac
+done
 for n in $THREADS $REPEATS $RECORDS $OPS $OPS_1 $FERRET_RECORDS $FERRET_OPS $BASIC_OPS; do
   case "$n" in ''|*[!0-9]*|0) echo "bench-dbs.sh: THREADS, REPEATS, RECORDS, OPS, OPS_1, FERRET_*, BASIC_OPS must be positive integers (got '$n')" >&2; exit 2 ;; esac
 done
@@ -118,10 +128,10 @@ if [ "$SYSCALLS" != 0 ] && command -v strace >/dev/null 2>&1; then strace_ok=1; 
 work="$(mktemp -d)"
 running=""
 burners=()
-# busy_start and busy_stop put BUSY CPU-bound processes beside a run.
+# busy_start N and busy_stop put N CPU-bound processes beside a run.
 busy_start() {
   local i
-  for ((i = 0; i < BUSY; i++)); do
+  for ((i = 0; i < $1; i++)); do
     bash -c 'while :; do :; done' &
     burners+=($!)
   done
@@ -258,19 +268,19 @@ parse_ops() {
     }' "$out"
 }
 
-# measure DB CLIENT THREADS OPS RECORDS REP: one timed run of workload A;
-# appends "db client threads cpu_us user_us sys_us thr p50r p50u p99r
-# p99u rss_kb vcs_per_op allocs_per_op bytes_per_op" to $work/rows (the
-# heap allocations from ycsbctl's YCSBCTL_RUNTIMESTATS, -1 for the other
-# clients).
+# measure DB CLIENT THREADS OPS RECORDS REP BUSY: one timed run of workload
+# A beside BUSY burners; appends "db client threads busy cpu_us user_us
+# sys_us thr p50r p50u p99r p99u rss_kb vcs_per_op allocs_per_op
+# bytes_per_op" to $work/rows (the heap allocations from ycsbctl's
+# YCSBCTL_RUNTIMESTATS, -1 for the other clients).
 measure() {
-  local db="$1" client="$2" threads="$3" ops="$4" records="$5" rep="$6"
-  local tag="$work/$db-$client-$threads-$rep"
+  local db="$1" client="$2" threads="$3" ops="$4" records="$5" rep="$6" busy="$7"
+  local tag="$work/$db-$client-$threads-$busy-$rep"
   local -a cmd
   client_cmd "$db" "$client" "$threads" "$ops" "$records" "$tag"
-  echo "$db: $client threads=$threads ops=$ops run $rep" >&2
+  echo "$db: $client threads=$threads ops=$ops busy=$busy run $rep" >&2
   rm -f "$tag.rt"
-  busy_start
+  busy_start "$busy"
   local rc=0
   YCSBCTL_RUNTIMESTATS="$tag.rt" /usr/bin/time -f 'TIME %U %S %e %M %w' -o "$tag.time" "${cmd[@]}" >"$tag.out" 2>"$tag.err" || rc=$?
   busy_stop
@@ -290,22 +300,22 @@ measure() {
     objs="$(awk '$1 == "/gc/heap/allocs:objects" { print $2 }' "$tag.rt")"
     bytes="$(awk '$1 == "/gc/heap/allocs:bytes" { print $2 }' "$tag.rt")"
   fi
-  awk -v db="$db" -v c="$client" -v t="$threads" -v u="$u" -v s="$s" -v m="$m" -v w="$w" -v n="$n" \
+  awk -v db="$db" -v c="$client" -v t="$threads" -v busy="$busy" -v u="$u" -v s="$s" -v m="$m" -v w="$w" -v n="$n" \
     -v thr="$thr" -v a="$p50r" -v b="$p50u" -v x="$p99r" -v y="$p99u" -v objs="${objs:--1}" -v bytes="${bytes:--1}" 'BEGIN {
-      printf "%s %s %d %.2f %.2f %.2f %.0f %s %s %s %s %d %.3f %.1f %.0f\n", db, c, t, (u + s) * 1e6 / n, u * 1e6 / n, s * 1e6 / n,
+      printf "%s %s %d %d %.2f %.2f %.2f %.0f %s %s %s %s %d %.3f %.1f %.0f\n", db, c, t, busy, (u + s) * 1e6 / n, u * 1e6 / n, s * 1e6 / n,
         thr, a, b, x, y, m, w / n, objs < 0 ? -1 : objs / n, bytes < 0 ? -1 : bytes / n }' >>"$work/rows"
 }
 
-# count_syscalls DB CLIENT THREADS OPS RECORDS: one more run under
-# strace -f -c; appends "db client threads syscalls_per_op" to
-# $work/syscalls.
+# count_syscalls DB CLIENT THREADS OPS RECORDS BUSY: one more run under
+# strace -f -c beside BUSY burners; appends "db client threads busy
+# syscalls_per_op" to $work/syscalls.
 count_syscalls() {
-  local db="$1" client="$2" threads="$3" ops="$4" records="$5"
-  local tag="$work/$db-$client-$threads-strace"
+  local db="$1" client="$2" threads="$3" ops="$4" records="$5" busy="$6"
+  local tag="$work/$db-$client-$threads-$busy-strace"
   local -a cmd
   client_cmd "$db" "$client" "$threads" "$ops" "$records" "$tag"
-  echo "$db: $client threads=$threads ops=$ops under strace" >&2
-  busy_start
+  echo "$db: $client threads=$threads ops=$ops busy=$busy under strace" >&2
+  busy_start "$busy"
   local rc=0
   strace -f -c -o "$tag.strace" "${cmd[@]}" >"$tag.out" 2>"$tag.err" || rc=$?
   busy_stop
@@ -321,7 +331,7 @@ count_syscalls() {
     echo "bench-dbs.sh: cannot read the strace run of $client for $db" >&2
     exit 1
   fi
-  awk -v k="$db $client $threads" -v c="$calls" -v n="$n" 'BEGIN { printf "%s %.2f\n", k, c / n }' >>"$work/syscalls"
+  awk -v k="$db $client $threads $busy" -v c="$calls" -v n="$n" 'BEGIN { printf "%s %.2f\n", k, c / n }' >>"$work/syscalls"
 }
 
 missing_java=""
@@ -361,10 +371,14 @@ for db in "${dbs[@]}"; do
       local_n=${#clients[@]}
       order=()
       for ((i = 0; i < local_n; i++)); do order+=("${clients[$(((i + r - 1) % local_n))]}"); done
-      for c in "${order[@]}"; do measure "$db" "$c" "$t" "$n" "$records" "$r"; done
+      for b in $BUSY; do
+        for c in "${order[@]}"; do measure "$db" "$c" "$t" "$n" "$records" "$r" "$b"; done
+      done
     done
     if [ -n "$strace_ok" ]; then
-      for c in "${clients[@]}"; do count_syscalls "$db" "$c" "$t" "$n" "$records"; done
+      for b in $BUSY; do
+        for c in "${clients[@]}"; do count_syscalls "$db" "$c" "$t" "$n" "$records" "$b"; done
+      done
     fi
   done
   if [ "$db" != basic ]; then
@@ -376,7 +390,7 @@ done
 echo
 latte_ver=""
 [ -n "$latte_bin" ] && latte_ver=" and $("$latte_bin" --version 2>/dev/null | awk '{print "latte " $NF}')"
-echo "ycsbctl $("$bin" --version 2>/dev/null | awk '{print $NF}') beside Java YCSB 0.17.0 ($("$JAVA" -version 2>&1 | head -n 1))$latte_ver, workload A, $(nproc) CPUs, $BUSY busy processes beside each run (BUSY), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+echo "ycsbctl $("$bin" --version 2>/dev/null | awk '{print $NF}') beside Java YCSB 0.17.0 ($("$JAVA" -version 2>&1 | head -n 1))$latte_ver, workload A, $(nproc) CPUs, busy processes beside each run (BUSY): $BUSY, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 echo "cpu/op = client user+sys (start-up included) / operations: median of $REPEATS runs [min-max]; user/sys split, ops/s, p50, p99 (READ/UPDATE, us), max RSS, voluntary context switches and (ycsbctl) heap allocations per op: medians; syscalls/op: one run under strace -f -c"
 if [ -n "$missing_java" ]; then
   echo "Measured without Java YCSB for:$missing_java. Java YCSB's cassandra-cql and hbase2 adapters are not on Maven Central (set JAVA_YCSB_HOME to a built Java YCSB 0.17.0 distribution to compare them); its mongodb adapter (driver 3.8) cannot connect to FerretDB, the only MongoDB-protocol server here."
@@ -384,8 +398,8 @@ fi
 [ -z "$latte_note" ] || echo "$latte_note"
 [ -n "$strace_ok" ] || echo "syscalls/op not measured (strace is not installed, or SYSCALLS=0)."
 touch "$work/syscalls"
-printf "%-34s %-8s %4s %22s %13s %9s %13s %15s %7s %7s %8s %10s\n" "server" "client" "thr" "cpu/op us [range]" "user/sys us" "ops/s" "p50 R/U" "p99 R/U" "RSS MB" "vcs/op" "sysc/op" "allocs/op"
-sort -k1,1 -k3,3n -k2,2 "$work/rows" | awk -v sysfile="$work/syscalls" -v labels="$(for d in basic cassandra hbase mongodb; do printf '%s=%s;' "$d" "$(label "$d")"; done)" '
+printf "%-34s %-8s %4s %4s %22s %13s %9s %13s %15s %7s %7s %8s %10s\n" "server" "client" "thr" "busy" "cpu/op us [range]" "user/sys us" "ops/s" "p50 R/U" "p99 R/U" "RSS MB" "vcs/op" "sysc/op" "allocs/op"
+sort -k1,1 -k3,3n -k4,4n -k2,2 "$work/rows" | awk -v sysfile="$work/syscalls" -v labels="$(for d in basic cassandra hbase mongodb; do printf '%s=%s;' "$d" "$(label "$d")"; done)" '
   function median(a, n,   i, j, t) {
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
     return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
@@ -396,31 +410,43 @@ sort -k1,1 -k3,3n -k2,2 "$work/rows" | awk -v sysfile="$work/syscalls" -v labels
     al = median(objs, n)
     al = (al < 0) ? sprintf("%10s", "-") : sprintf("%10.1f", al)
     med[key] = median(cpu, n)
-    printf "%-34s %-8s %4d %9.1f [%5.1f-%5.1f] %6.1f/%-6.1f %9.0f %6.0f/%-6.0f %7.0f/%-7.0f %7.0f %7.2f %s %s\n", lab[db], cl, th,
+    printf "%-34s %-8s %4d %4d %9.1f [%5.1f-%5.1f] %6.1f/%-6.1f %9.0f %6.0f/%-6.0f %7.0f/%-7.0f %7.0f %7.2f %s %s\n", lab[db], cl, th, bz,
       med[key], lo, hi, median(usr, n), median(sy, n), median(thr, n), median(p50r, n), median(p50u, n),
       median(p99r, n), median(p99u, n), median(rss, n) / 1024, median(vcs, n), sc, al
-    if (!((db " " th) in seen)) { seen[db " " th] = 1; order[++norder] = db " " th }
+    if (!((db " " th " " bz) in seen)) { seen[db " " th " " bz] = 1; order[++norder] = db " " th " " bz }
+    if (!((db " " cl " " th) in seenc)) { seenc[db " " cl " " th] = 1; corder[++ncorder] = db " " cl " " th }
+    if (!(bz in seenb)) { seenb[bz] = 1; nb++; if (nb == 1 || bz < bmin) bmin = bz; if (nb == 1 || bz > bmax) bmax = bz }
   }
   BEGIN {
     split(labels, kv, ";"); for (i in kv) if (kv[i] != "") { split(kv[i], p, "="); lab[p[1]] = p[2] }
-    while ((getline line < sysfile) > 0) { split(line, f, " "); sys[f[1] " " f[2] " " f[3]] = f[4] }
+    while ((getline line < sysfile) > 0) { split(line, f, " "); sys[f[1] " " f[2] " " f[3] " " f[4]] = f[5] }
   }
   {
-    k = $1 " " $2 " " $3
-    if (k != key) { flush(); key = k; db = $1; cl = $2; th = $3; n = 0; lo = 1e18; hi = 0 }
-    n++; cpu[n] = $4; usr[n] = $5; sy[n] = $6; thr[n] = $7; p50r[n] = $8; p50u[n] = $9; p99r[n] = $10; p99u[n] = $11
-    rss[n] = $12; vcs[n] = $13; objs[n] = $14
-    if ($4 < lo) lo = $4; if ($4 > hi) hi = $4
+    k = $1 " " $2 " " $3 " " $4
+    if (k != key) { flush(); key = k; db = $1; cl = $2; th = $3; bz = $4; n = 0; lo = 1e18; hi = 0 }
+    n++; cpu[n] = $5; usr[n] = $6; sy[n] = $7; thr[n] = $8; p50r[n] = $9; p50u[n] = $10; p99r[n] = $11; p99u[n] = $12
+    rss[n] = $13; vcs[n] = $14; objs[n] = $15
+    if ($5 < lo) lo = $5; if ($5 > hi) hi = $5
   }
   END {
     flush()
     # The ratios the issue sets its goals in, from the medians above.
     for (i = 1; i <= norder; i++) {
-      split(order[i], dt, " "); y = order[i]; sub(/ /, " ycsbctl ", y)
+      split(order[i], dt, " "); y = dt[1] " ycsbctl " dt[2] " " dt[3]
       if (!(y in med) || med[y] <= 0) continue
       line = ""
-      j = dt[1] " java " dt[2]; if (j in med) line = line sprintf("  Java YCSB / ycsbctl %.2fx", med[j] / med[y])
-      l = dt[1] " latte " dt[2]; if (l in med && med[l] > 0) line = line sprintf("  ycsbctl / latte %.2fx", med[y] / med[l])
-      if (line != "") printf "cpu/op ratio, %s at %d threads:%s\n", lab[dt[1]], dt[2], line
+      j = dt[1] " java " dt[2] " " dt[3]; if (j in med) line = line sprintf("  Java YCSB / ycsbctl %.2fx", med[j] / med[y])
+      l = dt[1] " latte " dt[2] " " dt[3]; if (l in med && med[l] > 0) line = line sprintf("  ycsbctl / latte %.2fx", med[y] / med[l])
+      if (line != "") printf "cpu/op ratio, %s at %d threads, busy %d:%s\n", lab[dt[1]], dt[2], dt[3], line
+    }
+    # Idle against loaded: each client'"'"'s median cpu/op with the fewest
+    # burners against the most, the difference taken over the smaller of
+    # the two (the stricter reading of "at most N % difference").
+    if (nb < 2) exit
+    for (i = 1; i <= ncorder; i++) {
+      split(corder[i], dt, " "); a = corder[i] " " bmin; b = corder[i] " " bmax
+      if (!(a in med) || !(b in med) || med[a] <= 0 || med[b] <= 0) continue
+      d = med[a] - med[b]; m = (med[a] < med[b]) ? med[a] : med[b]
+      printf "cpu/op busy %d against busy %d, %s at %d threads, %s: %.1f against %.1f us, %+.1f us, a difference of %.0f%%\n", bmin, bmax, lab[dt[1]], dt[3], dt[2], med[a], med[b], d, 100 * (d < 0 ? -d : d) / m
     }
   }'

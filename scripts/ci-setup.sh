@@ -55,6 +55,10 @@ apt_wants=(
 	# the machine itself.
 	"openssh-server|test -x /usr/sbin/sshd"
 	"iproute2|command -v ip"
+	# scripts/bench-dbs.sh, run on its basic rows by an integration test:
+	# GNU time for each run's CPU, strace for its system calls.
+	"time|test -x /usr/bin/time"
+	"strace|command -v strace"
 )
 missing_pkgs=()
 for w in "${apt_wants[@]}"; do

@@ -1,0 +1,104 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ycsbctl/ycsbctl/internal/testutil/tools"
+)
+
+// TestBenchDBsIdleAgainstLoaded runs scripts/bench-dbs.sh on its database-
+// free rows (ycsbctl's basic adapter beside Java YCSB's BasicDB) with two
+// burner levels in one invocation, and reads its table back: a row per
+// client and level with system calls counted per level, and under it each
+// client's idle-against-loaded line, whose figures must be the table's own
+// medians and whose percentage must be their difference over the smaller.
+// Nothing about the timings themselves is asserted.
+func TestBenchDBsIdleAgainstLoaded(t *testing.T) {
+	tools.Java17(t)
+	tools.Maven(t) // javaycsb.sh fetches Java YCSB's core with mvn
+	tools.Require(t, "strace")
+	root := cliRoot()
+	script := filepath.Join(root, "scripts", "bench-dbs.sh")
+
+	run := func(t *testing.T, busy string) (string, string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "bash", script, "basic")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "BUSY="+busy, "THREADS=4", "REPEATS=1", "BASIC_OPS=20000", "LATTE=0", "SYSCALLS=1")
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		return out.String(), errb.String(), err
+	}
+
+	t.Run("refuses-a-bad-level", func(t *testing.T) {
+		_, stderr, err := run(t, "0 two")
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "stderr:\n%s", stderr)
+		assert.Equal(t, 2, ee.ExitCode())
+		assert.Contains(t, stderr, "BUSY must be a number of busy processes")
+		assert.Contains(t, stderr, "0 two")
+	})
+
+	t.Run("two-levels", func(t *testing.T) {
+		out, stderr, err := run(t, "0 1")
+		require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", out, stderr)
+		assert.Contains(t, out, "busy processes beside each run (BUSY): 0 1")
+
+		// server (three words) client thr busy cpu/op [lo- hi] ... sysc/op allocs/op
+		row := regexp.MustCompile(`^none \(basic / BasicDB\)\s+(\S+)\s+(\d+)\s+(\d+)\s+([0-9.]+) \[\s*[0-9.]+-\s*[0-9.]+\]\s.*\s(\S+)\s+(\S+)$`)
+		med := map[string]float64{}
+		for _, l := range strings.Split(out, "\n") {
+			m := row.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			assert.Equal(t, "4", m[2], "threads in %q", l)
+			v, err := strconv.ParseFloat(m[4], 64)
+			require.NoError(t, err, l)
+			med[m[1]+" "+m[3]] = v
+			_, err = strconv.ParseFloat(m[5], 64)
+			assert.NoError(t, err, "system calls per operation measured for each level: %q", l)
+		}
+		for _, k := range []string{"ycsbctl 0", "ycsbctl 1", "java 0", "java 1"} {
+			assert.Contains(t, med, k, "a table row for client and level %q in:\n%s", k, out)
+		}
+		assert.Contains(t, out, "cpu/op ratio, none (basic / BasicDB) at 4 threads, busy 0:")
+		assert.Contains(t, out, "cpu/op ratio, none (basic / BasicDB) at 4 threads, busy 1:")
+
+		// The table prints one decimal; the line's figures are the same
+		// medians, so they agree to that precision.
+		line := regexp.MustCompile(`(?m)^cpu/op busy 0 against busy 1, none \(basic / BasicDB\) at 4 threads, (\S+): ([0-9.]+) against ([0-9.]+) us, ([-+][0-9.]+) us, a difference of (\d+)%$`)
+		found := line.FindAllStringSubmatch(out, -1)
+		require.Len(t, found, 2, "one idle-against-loaded line per client in:\n%s", out)
+		for _, m := range found {
+			a, _ := strconv.ParseFloat(m[2], 64)
+			b, _ := strconv.ParseFloat(m[3], 64)
+			d, _ := strconv.ParseFloat(m[4], 64)
+			pct, _ := strconv.Atoi(m[5])
+			assert.InDelta(t, med[m[1]+" 0"], a, 0.051, "%s idle figure", m[1])
+			assert.InDelta(t, med[m[1]+" 1"], b, 0.051, "%s loaded figure", m[1])
+			assert.InDelta(t, a-b, d, 0.11, "%s difference", m[1])
+			if lo := math.Min(a, b); lo >= 1 {
+				// Rounded inputs: allow the percentage the rounding can move.
+				want := 100 * math.Abs(a-b) / lo
+				assert.InDelta(t, want, float64(pct), 100*0.1/lo+1, "%s percentage over the smaller", m[1])
+			}
+		}
+	})
+}
