@@ -34,7 +34,7 @@ func TestBenchDBsIdleAgainstLoaded(t *testing.T) {
 	root := cliRoot()
 	script := filepath.Join(root, "scripts", "bench-dbs.sh")
 
-	run := func(t *testing.T, busy string) (string, string, error) {
+	run := func(busy string) (string, string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "bash", script, "basic")
@@ -47,7 +47,7 @@ func TestBenchDBsIdleAgainstLoaded(t *testing.T) {
 	}
 
 	t.Run("refuses-a-bad-level", func(t *testing.T) {
-		_, stderr, err := run(t, "0 two")
+		_, stderr, err := run("0 two")
 		var ee *exec.ExitError
 		require.ErrorAs(t, err, &ee, "stderr:\n%s", stderr)
 		assert.Equal(t, 2, ee.ExitCode())
@@ -56,7 +56,7 @@ func TestBenchDBsIdleAgainstLoaded(t *testing.T) {
 	})
 
 	t.Run("two-levels", func(t *testing.T) {
-		out, stderr, err := run(t, "0 1")
+		out, stderr, err := run("0 1")
 		require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", out, stderr)
 		assert.Contains(t, out, "busy processes beside each run (BUSY): 0 1")
 

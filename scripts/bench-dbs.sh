@@ -92,10 +92,12 @@ dbs=("$@")
 for db in "${dbs[@]}"; do
   case "$db" in basic|cassandra|hbase|mongodb) ;; *) echo "bench-dbs.sh: unknown db $db (expected basic, cassandra, hbase or mongodb)" >&2; exit 2 ;; esac
 done
-[ -n "${BUSY// /}" ] || { echo "bench-dbs.sh: BUSY must be a number of busy processes, or a list of them (got '$BUSY')" >&2; exit 2; }
+levels=0
 for b in $BUSY; do
-  case "$b" in *[!0-9]*) echo "bench-dbs.sh: BUSY must be a number of busy processes, or a list of them such as \"0 2\" (got '$BUSY')" >&2; exit 2 ;; esac
+  case "$b" in *[!0-9]*) levels=0; break ;; esac
+  levels=$((levels + 1))
 done
+[ "$levels" -gt 0 ] || { echo "bench-dbs.sh: BUSY must be a number of busy processes, or a list of them such as \"0 2\" (got '$BUSY')" >&2; exit 2; }
 for n in $THREADS $REPEATS $RECORDS $OPS $OPS_1 $FERRET_RECORDS $FERRET_OPS $BASIC_OPS; do
   case "$n" in ''|*[!0-9]*|0) echo "bench-dbs.sh: THREADS, REPEATS, RECORDS, OPS, OPS_1, FERRET_*, BASIC_OPS must be positive integers (got '$n')" >&2; exit 2 ;; esac
 done
