@@ -271,15 +271,58 @@ func testPlaybookFailures(t *testing.T, e *env) {
 	// A host that is down (powered off: its systemd and every process of
 	// it gone, so also the SSH connection Ansible keeps open) fails the
 	// play naming it.
+	poweroff := time.Now()
 	_ = e.cmd(context.Background(), filepath.Join(e.root, "integration/cluster/cluster.sh"), "exec", "h4", "systemctl", "poweroff").Run()
-	for i := 0; i < 100 && strings.Contains(e.cluster(t, "status"), "h4 "+addr(4)+" systemd"); i++ {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if st := e.cluster(t, "status"); !strings.Contains(st, "h4 "+addr(4)+" down") {
-		t.Fatalf("h4 did not power off:\n%s", st)
+	// A host's shutdown waits for its services to stop (systemd gives a
+	// stubborn one 90 s), and a busy machine slows every step of it: the
+	// bound is generous, and what is left of h4 is printed if it is hit.
+	// (A fixed count of polls ran out once in CI while h4 was still
+	// stopping.)
+	var st string
+	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		st = e.cluster(t, "status")
+		if strings.Contains(st, "h4 "+addr(4)+" down") {
+			t.Logf("cluster-figure: h4 down %.1fs after systemctl poweroff", time.Since(poweroff).Seconds())
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("h4 did not power off within 4 minutes:\n%s\nprocesses left in its PID namespace:\n%s", st, namespaceProcs(st, "h4 "+addr(4)+" systemd pid "))
+		}
 	}
 	out, code, rc := e.play(t, e.inventory, "-e", "ycsbctl_binary="+e.bin)
 	if code == 0 || rc["h4"] == nil || rc["h4"]["unreachable"] == 0 || !strings.Contains(out, "fatal: [h4]: UNREACHABLE!") {
 		t.Fatalf("h4 down: exit %d, recap %v:\n%s", code, rc["h4"], out)
 	}
+}
+
+// namespaceProcs lists the processes (pid, state, kernel wait channel,
+// command) that share the PID namespace of the init whose pid follows
+// prefix in a cluster.sh status output: what a host that does not go down
+// is waiting for.
+func namespaceProcs(status, prefix string) string {
+	i := strings.Index(status, prefix)
+	if i < 0 {
+		return "(no init pid in the status)"
+	}
+	pid, _, _ := strings.Cut(status[i+len(prefix):], ":")
+	ns, err := os.Readlink("/proc/" + pid + "/ns/pid")
+	if err != nil {
+		return err.Error()
+	}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var b strings.Builder
+	for _, d := range dirs {
+		if l, err := os.Readlink(d + "/ns/pid"); err != nil || l != ns {
+			continue
+		}
+		stat, _ := os.ReadFile(d + "/stat")
+		wchan, _ := os.ReadFile(d + "/wchan")
+		cmd, _ := os.ReadFile(d + "/cmdline")
+		state := "?"
+		if j := strings.LastIndex(string(stat), ") "); j >= 0 && j+2 < len(stat) {
+			state = string(stat[j+2])
+		}
+		fmt.Fprintf(&b, "  %s %s %s %s\n", filepath.Base(d), state, wchan, strings.ReplaceAll(string(cmd), "\x00", " "))
+	}
+	return b.String()
 }
