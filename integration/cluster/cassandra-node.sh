@@ -13,9 +13,10 @@
 # /var/lib/ycsbctl-cassandra, i.e. in the host's own upper layer; the data
 # and commit log on the host's disk (/srv/ycsbctl-disk, see cluster.sh)
 # when it has one, so that a load writes to a block device. TOKENS,
-# 16 comma separated, fixes the node's tokens: nodes that bootstrap at the
-# same time would otherwise compute the same ones (the allocation is
-# deterministic from the ring they see) and the later one is ignored.
+# 16 comma separated, fixes the node's tokens: the ring is then the same in
+# every run, and nodes that bootstrap at the same time do not compute the
+# same ones (the allocation is deterministic from the ring they see, and
+# the later node is ignored).
 set -euo pipefail
 
 DIR=/var/lib/ycsbctl-cassandra
@@ -84,8 +85,9 @@ install_node() {
 		echo "-Dio.netty.allocator.useCacheForAllThreads=true"
 		echo "-Dio.netty.allocator.maxOrder=11"
 	} >"$DIR/jvm17.options"
-	# Join fast: no gossip settle wait, a short ring delay, and non-seeds
-	# may bootstrap at the same time (the ring is empty, nothing streams).
+	# Join fast: no gossip settle wait, a short ring delay, and no check
+	# that no other node is joining (the ring is empty, nothing streams;
+	# the cluster test starts the nodes one after another all the same).
 	cat >/etc/systemd/system/cassandra.service <<-EOF
 		[Unit]
 		Description=Apache Cassandra 5.0.9 (ycsbctl cluster test)

@@ -518,7 +518,7 @@ func testNodesStopped(t *testing.T, e *env) {
 		}
 	}
 	for _, n := range []int{2, 3} {
-		if err := e.waitNode(n, nodeStartMax); err != nil {
+		if err := e.waitNode(t, n, nodeStartMax); err != nil {
 			t.Fatal(err)
 		}
 	}

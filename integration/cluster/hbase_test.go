@@ -88,7 +88,7 @@ func (e *env) waitHBaseDaemon(n int, role string, limit time.Duration) error {
 		if st = strings.TrimSpace(st); st == "failed" {
 			return false, "", errUnitFailed
 		}
-		return false, "unit " + st + ", " + e.logSize(n, hbaseLog(role)), nil
+		return false, "unit " + st + ", " + e.logProgress(n, hbaseLog(role)), nil
 	}, func() string { return e.unitDiag(n, "hbase-"+role, hbaseLog(role)) })
 }
 
@@ -192,7 +192,7 @@ func (e *env) waitHBaseServing() (*pb.ClusterStatus, error) {
 				err = fmt.Errorf("%d live region servers, want %d", len(st.GetLiveServers()), len(hbaseRSHosts))
 			}
 		}
-		return false, fmt.Sprintf("%.80s, master %s", err, e.logSize(hbaseMasterHost, hbaseLog("master"))), err
+		return false, fmt.Sprintf("%.80s, master %s", err, e.logProgress(hbaseMasterHost, hbaseLog("master"))), err
 	}, e.hbaseDiag)
 	return st, err
 }
