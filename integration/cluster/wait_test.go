@@ -57,10 +57,11 @@ func (w progressWait) run(p probe, diag func() string) error {
 			mark, moved = m, time.Now()
 		}
 		now := time.Now()
-		if now.Sub(start) >= w.limit || now.Sub(moved) >= w.stall {
+		stalled := now.Sub(moved) >= w.stall
+		if stalled || now.Sub(start) >= w.limit {
 			err := fmt.Errorf("%s: not done after %s (no progress for the last %s; at most %s, or %s without progress)\nlast state: %s\nlast check: %v\n--- diagnostics\n%s",
 				w.what, now.Sub(start).Round(time.Second), now.Sub(moved).Round(time.Second), w.limit, w.stall, mark, last, diag())
-			if now.Sub(moved) >= w.stall {
+			if stalled {
 				return stalledError{err}
 			}
 			return err
