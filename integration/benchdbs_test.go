@@ -34,12 +34,12 @@ func TestBenchDBsIdleAgainstLoaded(t *testing.T) {
 	root := cliRoot()
 	script := filepath.Join(root, "scripts", "bench-dbs.sh")
 
-	run := func(busy string) (string, string, error) {
+	run := func(busy, syscalls string) (string, string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "bash", script, "basic")
 		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "BUSY="+busy, "THREADS=4", "REPEATS=1", "BASIC_OPS=20000", "LATTE=0", "SYSCALLS=1")
+		cmd.Env = append(os.Environ(), "BUSY="+busy, "THREADS=4", "REPEATS=1", "BASIC_OPS=20000", "LATTE=0", "SYSCALLS="+syscalls)
 		var out, errb strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err := cmd.Run()
@@ -47,7 +47,7 @@ func TestBenchDBsIdleAgainstLoaded(t *testing.T) {
 	}
 
 	t.Run("refuses-a-bad-level", func(t *testing.T) {
-		_, stderr, err := run("0 two")
+		_, stderr, err := run("0 two", "1")
 		var ee *exec.ExitError
 		require.ErrorAs(t, err, &ee, "stderr:\n%s", stderr)
 		assert.Equal(t, 2, ee.ExitCode())
@@ -55,13 +55,25 @@ func TestBenchDBsIdleAgainstLoaded(t *testing.T) {
 		assert.Contains(t, stderr, "0 two")
 	})
 
+	t.Run("refuses-a-bad-strace-count", func(t *testing.T) {
+		_, stderr, err := run("0", "three")
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "stderr:\n%s", stderr)
+		assert.Equal(t, 2, ee.ExitCode())
+		assert.Contains(t, stderr, "SYSCALLS must be a number of strace runs")
+		assert.Contains(t, stderr, "three")
+	})
+
 	t.Run("two-levels", func(t *testing.T) {
-		out, stderr, err := run("0 1")
+		out, stderr, err := run("0 1", "2")
 		require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", out, stderr)
 		assert.Contains(t, out, "busy processes beside each run (BUSY): 0 1")
+		assert.Contains(t, out, "syscalls/op: median of 2 runs [min-max] under strace -f -c")
+		// Two strace runs per client and level, interleaved.
+		assert.Equal(t, 8, strings.Count(stderr, " under strace, run "), "strace runs in:\n%s", stderr)
 
-		// server (three words) client thr busy cpu/op [lo- hi] ... sysc/op allocs/op
-		row := regexp.MustCompile(`^none \(basic / BasicDB\)\s+(\S+)\s+(\d+)\s+(\d+)\s+([0-9.]+) \[\s*[0-9.]+-\s*[0-9.]+\]\s.*\s(\S+)\s+(\S+)$`)
+		// server (three words) client thr busy cpu/op [lo- hi] ... sysc/op [lo-hi] allocs/op
+		row := regexp.MustCompile(`^none \(basic / BasicDB\)\s+(\S+)\s+(\d+)\s+(\d+)\s+([0-9.]+) \[\s*[0-9.]+-\s*[0-9.]+\]\s.*\s(\S+) \[([0-9.]+)-([0-9.]+)\]\s+(\S+)$`)
 		med := map[string]float64{}
 		for _, l := range strings.Split(out, "\n") {
 			m := row.FindStringSubmatch(l)
@@ -72,8 +84,11 @@ func TestBenchDBsIdleAgainstLoaded(t *testing.T) {
 			v, err := strconv.ParseFloat(m[4], 64)
 			require.NoError(t, err, l)
 			med[m[1]+" "+m[3]] = v
-			_, err = strconv.ParseFloat(m[5], 64)
+			sc, err := strconv.ParseFloat(m[5], 64)
 			assert.NoError(t, err, "system calls per operation measured for each level: %q", l)
+			lo, _ := strconv.ParseFloat(m[6], 64)
+			hi, _ := strconv.ParseFloat(m[7], 64)
+			assert.True(t, lo <= sc && sc <= hi, "syscalls/op median %v within its range [%v-%v]: %q", sc, lo, hi, l)
 		}
 		for _, k := range []string{"ycsbctl 0", "ycsbctl 1", "java 0", "java 1"} {
 			assert.Contains(t, med, k, "a table row for client and level %q in:\n%s", k, out)

@@ -36,11 +36,14 @@
 # YCSB's cost as ycsbctl's is of its own), divided by the operations it
 # reports; user and system time, voluntary context switches and peak RSS
 # come from the same run. When strace is installed (and SYSCALLS is not 0)
-# each client and thread count gets one more run under `strace -f -c` for
-# its system calls per operation (strace slows the process, so that run's
-# CPU is not used). The table shows the median of the repeats and, for
-# CPU, the range. Nothing here asserts a timing; the figures are printed
-# only.
+# each client, thread count and BUSY level gets SYSCALLS more runs under
+# `strace -f -c` for its system calls per operation (strace slows the
+# process, so those runs' CPU is not used). One such run is not a figure
+# to go by: against Cassandra, ycsbctl's ranged from 0.93 to 1.61 calls
+# per operation over ten runs on a quiet machine, so the table shows
+# their median and range. The table shows the median of the repeats and,
+# for CPU, the range. Nothing here asserts a timing; the figures are
+# printed only.
 #
 # The "mongodb" server is FerretDB 1.24 on SQLite, a MongoDB wire-protocol
 # stand-in (integration/scripts/mongodb.sh): its figures are FerretDB's and
@@ -56,7 +59,8 @@
 #   JAVA_YCSB_HOME   a built Java YCSB distribution (optional, see above)
 #   JAVA             java 17 binary (default /usr/lib/jvm/java-17-openjdk-amd64/bin/java)
 #   LATTE            0: do not run latte (default 1: build it if needed)
-#   SYSCALLS         0: no strace runs (default 1 when strace is installed)
+#   SYSCALLS         strace runs per client, thread count and BUSY level
+#                    (default 3 when strace is installed; 0: none)
 #   BUSY             CPU-bound processes run beside every measured run
 #                    (default 0): BUSY=2 on a 2-core machine measures the
 #                    clients on a loaded machine (each burner is a shell
@@ -84,7 +88,7 @@ BASIC_OPS="${BASIC_OPS:-1000000}"
 JAVA="${JAVA:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}"
 JAVA_YCSB_HOME="${JAVA_YCSB_HOME:-}"
 LATTE="${LATTE:-1}"
-SYSCALLS="${SYSCALLS:-1}"
+SYSCALLS="${SYSCALLS:-3}"
 BUSY="${BUSY:-0}"
 
 dbs=("$@")
@@ -101,6 +105,7 @@ done
 for n in $THREADS $REPEATS $RECORDS $OPS $OPS_1 $FERRET_RECORDS $FERRET_OPS $BASIC_OPS; do
   case "$n" in ''|*[!0-9]*|0) echo "bench-dbs.sh: THREADS, REPEATS, RECORDS, OPS, OPS_1, FERRET_*, BASIC_OPS must be positive integers (got '$n')" >&2; exit 2 ;; esac
 done
+case "$SYSCALLS" in ''|*[!0-9]*) echo "bench-dbs.sh: SYSCALLS must be a number of strace runs, 0 for none (got '$SYSCALLS')" >&2; exit 2 ;; esac
 [ -x /usr/bin/time ] || { echo "bench-dbs.sh: needs GNU time at /usr/bin/time" >&2; exit 1; }
 [ -x "$JAVA" ] || { echo "bench-dbs.sh: JAVA=$JAVA is not executable (a JDK 17 java is needed for Java YCSB)" >&2; exit 1; }
 if [ -n "$JAVA_YCSB_HOME" ] && [ ! -d "$JAVA_YCSB_HOME/lib" ]; then
@@ -308,15 +313,15 @@ measure() {
         thr, a, b, x, y, m, w / n, objs < 0 ? -1 : objs / n, bytes < 0 ? -1 : bytes / n }' >>"$work/rows"
 }
 
-# count_syscalls DB CLIENT THREADS OPS RECORDS BUSY: one more run under
-# strace -f -c beside BUSY burners; appends "db client threads busy
+# count_syscalls DB CLIENT THREADS OPS RECORDS BUSY REP: one more run
+# under strace -f -c beside BUSY burners; appends "db client threads busy
 # syscalls_per_op" to $work/syscalls.
 count_syscalls() {
-  local db="$1" client="$2" threads="$3" ops="$4" records="$5" busy="$6"
-  local tag="$work/$db-$client-$threads-$busy-strace"
+  local db="$1" client="$2" threads="$3" ops="$4" records="$5" busy="$6" rep="$7"
+  local tag="$work/$db-$client-$threads-$busy-strace-$rep"
   local -a cmd
   client_cmd "$db" "$client" "$threads" "$ops" "$records" "$tag"
-  echo "$db: $client threads=$threads ops=$ops busy=$busy under strace" >&2
+  echo "$db: $client threads=$threads ops=$ops busy=$busy under strace, run $rep" >&2
   busy_start "$busy"
   local rc=0
   strace -f -c -o "$tag.strace" "${cmd[@]}" >"$tag.out" 2>"$tag.err" || rc=$?
@@ -378,8 +383,11 @@ for db in "${dbs[@]}"; do
       done
     done
     if [ -n "$strace_ok" ]; then
-      for b in $BUSY; do
-        for c in "${clients[@]}"; do count_syscalls "$db" "$c" "$t" "$n" "$records" "$b"; done
+      # Interleaved as the timed runs are.
+      for ((r = 1; r <= SYSCALLS; r++)); do
+        for b in $BUSY; do
+          for c in "${clients[@]}"; do count_syscalls "$db" "$c" "$t" "$n" "$records" "$b" "$r"; done
+        done
       done
     fi
   done
@@ -393,22 +401,32 @@ echo
 latte_ver=""
 [ -n "$latte_bin" ] && latte_ver=" and $("$latte_bin" --version 2>/dev/null | awk '{print "latte " $NF}')"
 echo "ycsbctl $("$bin" --version 2>/dev/null | awk '{print $NF}') beside Java YCSB 0.17.0 ($("$JAVA" -version 2>&1 | head -n 1))$latte_ver, workload A, $(nproc) CPUs, busy processes beside each run (BUSY): $BUSY, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
-echo "cpu/op = client user+sys (start-up included) / operations: median of $REPEATS runs [min-max]; user/sys split, ops/s, p50, p99 (READ/UPDATE, us), max RSS, voluntary context switches and (ycsbctl) heap allocations per op: medians; syscalls/op: one run under strace -f -c"
+# runs N: "median of N runs [min-max]", or "one run".
+runs() { if [ "$1" = 1 ]; then echo "one run"; else echo "median of $1 runs [min-max]"; fi; }
+echo "cpu/op = client user+sys (start-up included) / operations: $(runs "$REPEATS"); user/sys split, ops/s, p50, p99 (READ/UPDATE, us), max RSS, voluntary context switches and (ycsbctl) heap allocations per op: medians; syscalls/op: $(runs "$SYSCALLS") under strace -f -c"
 if [ -n "$missing_java" ]; then
   echo "Measured without Java YCSB for:$missing_java. Java YCSB's cassandra-cql and hbase2 adapters are not on Maven Central (set JAVA_YCSB_HOME to a built Java YCSB 0.17.0 distribution to compare them); its mongodb adapter (driver 3.8) cannot connect to FerretDB, the only MongoDB-protocol server here."
 fi
 [ -z "$latte_note" ] || echo "$latte_note"
 [ -n "$strace_ok" ] || echo "syscalls/op not measured (strace is not installed, or SYSCALLS=0)."
 touch "$work/syscalls"
-printf "%-34s %-8s %4s %4s %22s %13s %9s %13s %15s %7s %7s %8s %10s\n" "server" "client" "thr" "busy" "cpu/op us [range]" "user/sys us" "ops/s" "p50 R/U" "p99 R/U" "RSS MB" "vcs/op" "sysc/op" "allocs/op"
+printf "%-34s %-8s %4s %4s %22s %13s %9s %13s %15s %7s %7s %18s %10s\n" "server" "client" "thr" "busy" "cpu/op us [range]" "user/sys us" "ops/s" "p50 R/U" "p99 R/U" "RSS MB" "vcs/op" "sysc/op [range]" "allocs/op"
 sort -k1,1 -k3,3n -k4,4n -k2,2 "$work/rows" | awk -v sysfile="$work/syscalls" -v labels="$(for d in basic cassandra hbase mongodb; do printf '%s=%s;' "$d" "$(label "$d")"; done)" '
   function median(a, n,   i, j, t) {
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
     return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
   }
-  function flush(   sc) {
+  function flush(   sc, v, i, m) {
     if (key == "") return
-    sc = (key in sys) ? sprintf("%8.2f", sys[key]) : sprintf("%8s", "-")
+    sc = sprintf("%18s", "-")
+    if (key in nsys) {
+      m = nsys[key]
+      for (i = 1; i <= m; i++) v[i] = sys[key, i]
+      sc = sprintf("%5.2f", median(v, m))
+      # median() sorted v in place: v[1] and v[m] are the extremes.
+      if (m > 1) sc = sc sprintf(" [%4.2f-%4.2f]", v[1], v[m])
+      sc = sprintf("%18s", sc)
+    }
     al = median(objs, n)
     al = (al < 0) ? sprintf("%10s", "-") : sprintf("%10.1f", al)
     med[key] = median(cpu, n)
@@ -421,7 +439,7 @@ sort -k1,1 -k3,3n -k4,4n -k2,2 "$work/rows" | awk -v sysfile="$work/syscalls" -v
   }
   BEGIN {
     split(labels, kv, ";"); for (i in kv) if (kv[i] != "") { split(kv[i], p, "="); lab[p[1]] = p[2] }
-    while ((getline line < sysfile) > 0) { split(line, f, " "); sys[f[1] " " f[2] " " f[3] " " f[4]] = f[5] }
+    while ((getline line < sysfile) > 0) { split(line, f, " "); k = f[1] " " f[2] " " f[3] " " f[4]; sys[k, ++nsys[k]] = f[5] }
   }
   {
     k = $1 " " $2 " " $3 " " $4
