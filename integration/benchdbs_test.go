@@ -46,23 +46,21 @@ func TestBenchDBsIdleAgainstLoaded(t *testing.T) {
 		return out.String(), errb.String(), err
 	}
 
-	t.Run("refuses-a-bad-level", func(t *testing.T) {
-		_, stderr, err := run("0 two", "1")
-		var ee *exec.ExitError
-		require.ErrorAs(t, err, &ee, "stderr:\n%s", stderr)
-		assert.Equal(t, 2, ee.ExitCode())
-		assert.Contains(t, stderr, "BUSY must be a number of busy processes")
-		assert.Contains(t, stderr, "0 two")
-	})
-
-	t.Run("refuses-a-bad-strace-count", func(t *testing.T) {
-		_, stderr, err := run("0", "three")
-		var ee *exec.ExitError
-		require.ErrorAs(t, err, &ee, "stderr:\n%s", stderr)
-		assert.Equal(t, 2, ee.ExitCode())
-		assert.Contains(t, stderr, "SYSCALLS must be a number of strace runs")
-		assert.Contains(t, stderr, "three")
-	})
+	// Bad input is refused before any run, naming the variable and what
+	// was given.
+	for _, bad := range []struct{ name, busy, syscalls, want, given string }{
+		{"refuses-a-bad-level", "0 two", "1", "BUSY must be a number of busy processes", "0 two"},
+		{"refuses-a-bad-strace-count", "0", "three", "SYSCALLS must be a number of strace runs", "three"},
+	} {
+		t.Run(bad.name, func(t *testing.T) {
+			_, stderr, err := run(bad.busy, bad.syscalls)
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "stderr:\n%s", stderr)
+			assert.Equal(t, 2, ee.ExitCode())
+			assert.Contains(t, stderr, bad.want)
+			assert.Contains(t, stderr, bad.given)
+		})
+	}
 
 	t.Run("two-levels", func(t *testing.T) {
 		out, stderr, err := run("0 1", "2")

@@ -41,9 +41,8 @@
 # process, so those runs' CPU is not used). One such run is not a figure
 # to go by: against Cassandra, ycsbctl's ranged from 0.93 to 1.61 calls
 # per operation over ten runs on a quiet machine, so the table shows
-# their median and range. The table shows the median of the repeats and,
-# for CPU, the range. Nothing here asserts a timing; the figures are
-# printed only.
+# their median and range, beside the timed runs' medians (and, for CPU,
+# range). Nothing here asserts a timing; the figures are printed only.
 #
 # The "mongodb" server is FerretDB 1.24 on SQLite, a MongoDB wire-protocol
 # stand-in (integration/scripts/mongodb.sh): its figures are FerretDB's and
@@ -106,6 +105,7 @@ for n in $THREADS $REPEATS $RECORDS $OPS $OPS_1 $FERRET_RECORDS $FERRET_OPS $BAS
   case "$n" in ''|*[!0-9]*|0) echo "bench-dbs.sh: THREADS, REPEATS, RECORDS, OPS, OPS_1, FERRET_*, BASIC_OPS must be positive integers (got '$n')" >&2; exit 2 ;; esac
 done
 case "$SYSCALLS" in ''|*[!0-9]*) echo "bench-dbs.sh: SYSCALLS must be a number of strace runs, 0 for none (got '$SYSCALLS')" >&2; exit 2 ;; esac
+SYSCALLS=$((10#$SYSCALLS)) # "00" is 0 and "03" is 3 below
 [ -x /usr/bin/time ] || { echo "bench-dbs.sh: needs GNU time at /usr/bin/time" >&2; exit 1; }
 [ -x "$JAVA" ] || { echo "bench-dbs.sh: JAVA=$JAVA is not executable (a JDK 17 java is needed for Java YCSB)" >&2; exit 1; }
 if [ -n "$JAVA_YCSB_HOME" ] && [ ! -d "$JAVA_YCSB_HOME/lib" ]; then
