@@ -403,7 +403,7 @@ latte_ver=""
 echo "ycsbctl $("$bin" --version 2>/dev/null | awk '{print $NF}') beside Java YCSB 0.17.0 ($("$JAVA" -version 2>&1 | head -n 1))$latte_ver, workload A, $(nproc) CPUs, busy processes beside each run (BUSY): $BUSY, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 # runs N: "median of N runs [min-max]", or "one run".
 runs() { if [ "$1" = 1 ]; then echo "one run"; else echo "median of $1 runs [min-max]"; fi; }
-echo "cpu/op = client user+sys (start-up included) / operations: $(runs "$REPEATS"); user/sys split, ops/s, p50, p99 (READ/UPDATE, us), max RSS, voluntary context switches and (ycsbctl) heap allocations per op: medians; syscalls/op: $(runs "$SYSCALLS") under strace -f -c"
+echo "cpu/op = client user+sys (start-up included) / operations: $(runs "$REPEATS"); user/sys split, ops/s, p50, p99 (READ/UPDATE, us), max RSS, voluntary context switches and (ycsbctl) heap allocations per op: medians${strace_ok:+; syscalls/op: $(runs "$SYSCALLS") under strace -f -c}"
 if [ -n "$missing_java" ]; then
   echo "Measured without Java YCSB for:$missing_java. Java YCSB's cassandra-cql and hbase2 adapters are not on Maven Central (set JAVA_YCSB_HOME to a built Java YCSB 0.17.0 distribution to compare them); its mongodb adapter (driver 3.8) cannot connect to FerretDB, the only MongoDB-protocol server here."
 fi
