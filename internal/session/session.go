@@ -347,7 +347,7 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 
 	sum := &ycsbtext.Summary{RunTime: out.RunTime, Total: out.Total, Percentiles: sp.Percentiles, Warmup: out.WarmupOps, Verbose: sp.Output.Verbose}
 	if series != nil {
-		sum.Timeseries = series.Intervals()
+		sum.Timeseries, sum.Granularity = series.Intervals(), sp.Output.Granularity
 	}
 	mo.summarize(sum, sp, info)
 	if out.Status != run.StatusComplete {

@@ -27,6 +27,10 @@ type Summary struct {
 	// Timeseries, when set, switches per-op blocks to YCSB's timeseries
 	// measurement type: the per-interval average latencies.
 	Timeseries []*measurement.Interval
+	// Granularity is timeseries.granularity: interval Seq k (from 1) is
+	// the bucket at offset (k-1)*Granularity. YCSB's default 1 s when
+	// zero.
+	Granularity time.Duration
 	// Verbose adds every recorded bucket (measurement.histogram.verbose).
 	Verbose bool
 	// Format is the measurement type (hdrhistogram when zero).
@@ -191,15 +195,24 @@ func verboseLines(name string, h *hdrhistogram.Histogram) []Line {
 }
 
 // timeseriesLines are YCSB's timeseries lines: "[OP], <ms offset>, <avg us>"
-// per interval.
+// per interval. The offset is the bucket's, a multiple of the granularity
+// as in YCSB, taken from the interval's number rather than its start
+// time: a coordinator's merged interval starts when the earliest agent
+// that delivered it started, and agents start a millisecond or so apart,
+// so an interval only some agents delivered (a final sliver) would print
+// at 2001 instead of 2000.
 func timeseriesLines(name string, sr measurement.Series, s *Summary) []Line {
+	g := s.Granularity
+	if g <= 0 {
+		g = time.Second
+	}
 	var out []Line
 	for _, iv := range s.Timeseries {
 		h := iv.Hist[sr]
 		if h == nil || h.TotalCount() == 0 {
 			continue
 		}
-		off := (iv.StartNs - s.Total.StartNs) / 1e6
+		off := (iv.Seq - 1) * g.Milliseconds()
 		out = append(out, Line{name, strconv.FormatInt(off, 10), measurement.DigestOf(h).Mean / 1000})
 	}
 	return out
