@@ -35,14 +35,19 @@
 # process's user+sys, start-up included (a JVM's start-up is part of Java
 # YCSB's cost as ycsbctl's is of its own), divided by the operations it
 # reports; user and system time, voluntary context switches and peak RSS
-# come from the same run. When strace is installed (and SYSCALLS is not 0)
-# each client, thread count and BUSY level gets SYSCALLS more runs under
-# `strace -f -c` for its system calls per operation (strace slows the
-# process, so those runs' CPU is not used). One such run is not a figure
-# to go by: against Cassandra, ycsbctl's ranged from 0.93 to 1.61 calls
-# per operation over ten runs on a quiet machine, so the table shows
-# their median and range, beside the timed runs' medians (and, for CPU,
-# range). Nothing here asserts a timing; the figures are printed only.
+# come from the same run. Unless SYSCALLS is 0, each client, thread count
+# and BUSY level gets SYSCALLS more runs under `strace -f -c` (when strace
+# is installed) and as many under `perf stat -e raw_syscalls:sys_enter`
+# (when perf can count that tracepoint here) for its system calls per
+# operation; those runs' CPU is not used. The two counts differ: strace
+# stops the process at every call, which changes its timing and with it
+# the count; perf's tracepoint counts in the kernel without stopping
+# anything (the "untraced" column). One run of either is not a figure to go by:
+# against Cassandra, ycsbctl's strace count ranged from 0.93 to 1.61
+# calls per operation over ten runs on a quiet machine, so the table
+# shows their median and range, beside the timed runs' medians (and, for
+# CPU, range). Nothing here asserts a timing; the figures are printed
+# only.
 #
 # The "mongodb" server is FerretDB 1.24 on SQLite, a MongoDB wire-protocol
 # stand-in (integration/scripts/mongodb.sh): its figures are FerretDB's and
@@ -58,8 +63,9 @@
 #   JAVA_YCSB_HOME   a built Java YCSB distribution (optional, see above)
 #   JAVA             java 17 binary (default /usr/lib/jvm/java-17-openjdk-amd64/bin/java)
 #   LATTE            0: do not run latte (default 1: build it if needed)
-#   SYSCALLS         strace runs per client, thread count and BUSY level
-#                    (default 3 when strace is installed; 0: none)
+#   SYSCALLS         counting runs per client, thread count and BUSY
+#                    level, under strace and under perf each (default 3;
+#                    0: none)
 #   BUSY             CPU-bound processes run beside every measured run
 #                    (default 0): BUSY=2 on a 2-core machine measures the
 #                    clients on a loaded machine (each burner is a shell
@@ -104,7 +110,7 @@ done
 for n in $THREADS $REPEATS $RECORDS $OPS $OPS_1 $FERRET_RECORDS $FERRET_OPS $BASIC_OPS; do
   case "$n" in ''|*[!0-9]*|0) echo "bench-dbs.sh: THREADS, REPEATS, RECORDS, OPS, OPS_1, FERRET_*, BASIC_OPS must be positive integers (got '$n')" >&2; exit 2 ;; esac
 done
-case "$SYSCALLS" in ''|*[!0-9]*) echo "bench-dbs.sh: SYSCALLS must be a number of strace runs, 0 for none (got '$SYSCALLS')" >&2; exit 2 ;; esac
+case "$SYSCALLS" in ''|*[!0-9]*) echo "bench-dbs.sh: SYSCALLS must be a number of system call counting runs (under strace and under perf each), 0 for none (got '$SYSCALLS')" >&2; exit 2 ;; esac
 SYSCALLS=$((10#$SYSCALLS)) # "00" is 0 and "03" is 3 below
 [ -x /usr/bin/time ] || { echo "bench-dbs.sh: needs GNU time at /usr/bin/time" >&2; exit 1; }
 [ -x "$JAVA" ] || { echo "bench-dbs.sh: JAVA=$JAVA is not executable (a JDK 17 java is needed for Java YCSB)" >&2; exit 1; }
@@ -130,8 +136,19 @@ if [ "$LATTE" != 0 ] && [[ " ${dbs[*]} " == *" cassandra "* ]]; then
     exit 1
   fi
 fi
-strace_ok=""
-if [ "$SYSCALLS" != 0 ] && command -v strace >/dev/null 2>&1; then strace_ok=1; fi
+strace_ok="" perf_ok="" perf_note=""
+if [ "$SYSCALLS" != 0 ]; then
+  if command -v strace >/dev/null 2>&1; then strace_ok=1; fi
+  # perf may be installed yet unable to count a tracepoint (no tracefs, or
+  # perf_event_open refused): say which, rather than print no column.
+  if ! command -v perf >/dev/null 2>&1; then
+    perf_note="untraced syscalls/op not measured: perf is not installed (Debian's linux-perf)."
+  elif ! perf_err="$(perf stat -e raw_syscalls:sys_enter -x, -o /dev/null -- true 2>&1)"; then
+    perf_note="untraced syscalls/op not measured: perf stat cannot count raw_syscalls:sys_enter here ($(printf '%s' "$perf_err" | head -n 1))."
+  else
+    perf_ok=1
+  fi
+fi
 work="$(mktemp -d)"
 running=""
 burners=()
@@ -313,32 +330,45 @@ measure() {
         thr, a, b, x, y, m, w / n, objs < 0 ? -1 : objs / n, bytes < 0 ? -1 : bytes / n }' >>"$work/rows"
 }
 
-# count_syscalls DB CLIENT THREADS OPS RECORDS BUSY REP: one more run
-# under strace -f -c beside BUSY burners; appends "db client threads busy
-# syscalls_per_op" to $work/syscalls.
+# count_syscalls DB CLIENT THREADS OPS RECORDS BUSY REP TOOL: one more
+# run beside BUSY burners, its system calls counted by TOOL: strace (-f
+# -c) or perf (stat of the raw_syscalls:sys_enter tracepoint, which
+# follows threads and children as strace -f does); appends "db client
+# threads busy syscalls_per_op" to $work/syscalls-TOOL.
 count_syscalls() {
-  local db="$1" client="$2" threads="$3" ops="$4" records="$5" busy="$6" rep="$7"
-  local tag="$work/$db-$client-$threads-$busy-strace-$rep"
+  local db="$1" client="$2" threads="$3" ops="$4" records="$5" busy="$6" rep="$7" tool="$8"
+  local tag="$work/$db-$client-$threads-$busy-$tool-$rep"
   local -a cmd
   client_cmd "$db" "$client" "$threads" "$ops" "$records" "$tag"
-  echo "$db: $client threads=$threads ops=$ops busy=$busy under strace, run $rep" >&2
+  case "$tool" in
+    strace) echo "$db: $client threads=$threads ops=$ops busy=$busy under strace, run $rep" >&2 ;;
+    perf) echo "$db: $client threads=$threads ops=$ops busy=$busy counted by perf, run $rep" >&2 ;;
+  esac
   busy_start "$busy"
   local rc=0
-  strace -f -c -o "$tag.strace" "${cmd[@]}" >"$tag.out" 2>"$tag.err" || rc=$?
+  case "$tool" in
+    strace) strace -f -c -o "$tag.count" "${cmd[@]}" >"$tag.out" 2>"$tag.err" || rc=$? ;;
+    perf) perf stat -e raw_syscalls:sys_enter -x, -o "$tag.count" -- "${cmd[@]}" >"$tag.out" 2>"$tag.err" || rc=$? ;;
+  esac
   busy_stop
   if [ $rc -ne 0 ]; then
-    echo "bench-dbs.sh: $client run $db under strace failed:" >&2
+    echo "bench-dbs.sh: $client run $db under $tool failed:" >&2
     tail -n 20 "$tag.err" >&2
     exit 1
   fi
   local n calls
   read -r n _ <<<"$(parse_ops "$client" "$ops" "$tag.out")" || n=""
-  calls="$(awk '$NF == "total" { print $4 }' "$tag.strace")"
+  case "$tool" in
+    strace) calls="$(awk '$NF == "total" { print $4 }' "$tag.count")" ;;
+    # perf's CSV: count,unit,event,...; "<not counted>" is no figure.
+    perf) calls="$(awk -F, '$3 == "raw_syscalls:sys_enter" && $1 ~ /^[0-9]+$/ { print $1 }' "$tag.count")" ;;
+  esac
   if [ -z "$n" ] || [ -z "$calls" ]; then
-    echo "bench-dbs.sh: cannot read the strace run of $client for $db" >&2
+    echo "bench-dbs.sh: cannot read the $tool run of $client for $db:" >&2
+    cat "$tag.count" >&2 || true
     exit 1
   fi
-  awk -v k="$db $client $threads $busy" -v c="$calls" -v n="$n" 'BEGIN { printf "%s %.2f\n", k, c / n }' >>"$work/syscalls"
+  awk -v k="$db $client $threads $busy" -v c="$calls" -v n="$n" 'BEGIN { printf "%s %.2f\n", k, c / n }' >>"$work/syscalls-$tool"
 }
 
 missing_java=""
@@ -382,14 +412,15 @@ for db in "${dbs[@]}"; do
         for c in "${order[@]}"; do measure "$db" "$c" "$t" "$n" "$records" "$r" "$b"; done
       done
     done
-    if [ -n "$strace_ok" ]; then
-      # Interleaved as the timed runs are.
-      for ((r = 1; r <= SYSCALLS; r++)); do
-        for b in $BUSY; do
-          for c in "${clients[@]}"; do count_syscalls "$db" "$c" "$t" "$n" "$records" "$b" "$r"; done
+    # Interleaved as the timed runs are.
+    for ((r = 1; r <= SYSCALLS; r++)); do
+      for b in $BUSY; do
+        for c in "${clients[@]}"; do
+          [ -z "$strace_ok" ] || count_syscalls "$db" "$c" "$t" "$n" "$records" "$b" "$r" strace
+          [ -z "$perf_ok" ] || count_syscalls "$db" "$c" "$t" "$n" "$records" "$b" "$r" perf
         done
       done
-    fi
+    done
   done
   if [ "$db" != basic ]; then
     bash integration/servers.sh stop "$db" >&2
@@ -403,43 +434,49 @@ latte_ver=""
 echo "ycsbctl $("$bin" --version 2>/dev/null | awk '{print $NF}') beside Java YCSB 0.17.0 ($("$JAVA" -version 2>&1 | head -n 1))$latte_ver, workload A, $(nproc) CPUs, busy processes beside each run (BUSY): $BUSY, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 # runs N: "median of N runs [min-max]", or "one run".
 runs() { if [ "$1" = 1 ]; then echo "one run"; else echo "median of $1 runs [min-max]"; fi; }
-echo "cpu/op = client user+sys (start-up included) / operations: $(runs "$REPEATS"); user/sys split, ops/s, p50, p99 (READ/UPDATE, us), max RSS, voluntary context switches and (ycsbctl) heap allocations per op: medians${strace_ok:+; syscalls/op: $(runs "$SYSCALLS") under strace -f -c}"
+echo "cpu/op = client user+sys (start-up included) / operations: $(runs "$REPEATS"); user/sys split, ops/s, p50, p99 (READ/UPDATE, us), max RSS, voluntary context switches and (ycsbctl) heap allocations per op: medians${strace_ok:+; syscalls/op: $(runs "$SYSCALLS") under strace -f -c}${perf_ok:+; untraced syscalls/op: $(runs "$SYSCALLS") counted by perf stat -e raw_syscalls:sys_enter (no stops, unlike strace)}"
 if [ -n "$missing_java" ]; then
   echo "Measured without Java YCSB for:$missing_java. Java YCSB's cassandra-cql and hbase2 adapters are not on Maven Central (set JAVA_YCSB_HOME to a built Java YCSB 0.17.0 distribution to compare them); its mongodb adapter (driver 3.8) cannot connect to FerretDB, the only MongoDB-protocol server here."
 fi
 [ -z "$latte_note" ] || echo "$latte_note"
 [ -n "$strace_ok" ] || echo "syscalls/op not measured (strace is not installed, or SYSCALLS=0)."
-touch "$work/syscalls"
-printf "%-34s %-8s %4s %4s %22s %13s %9s %13s %15s %7s %7s %18s %10s\n" "server" "client" "thr" "busy" "cpu/op us [range]" "user/sys us" "ops/s" "p50 R/U" "p99 R/U" "RSS MB" "vcs/op" "sysc/op [range]" "allocs/op"
-sort -k1,1 -k3,3n -k4,4n -k2,2 "$work/rows" | awk -v sysfile="$work/syscalls" -v labels="$(for d in basic cassandra hbase mongodb; do printf '%s=%s;' "$d" "$(label "$d")"; done)" '
+[ -z "$perf_note" ] || echo "$perf_note"
+touch "$work/syscalls-strace" "$work/syscalls-perf"
+printf "%-34s %-8s %4s %4s %22s %13s %9s %13s %15s %7s %7s %18s %18s %10s\n" "server" "client" "thr" "busy" "cpu/op us [range]" "user/sys us" "ops/s" "p50 R/U" "p99 R/U" "RSS MB" "vcs/op" "sysc/op [range]" "untraced [range]" "allocs/op"
+sort -k1,1 -k3,3n -k4,4n -k2,2 "$work/rows" | awk -v sysfile="$work/syscalls-strace" -v perffile="$work/syscalls-perf" -v labels="$(for d in basic cassandra hbase mongodb; do printf '%s=%s;' "$d" "$(label "$d")"; done)" '
   function median(a, n,   i, j, t) {
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
     return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
   }
-  function flush(   sc, v, i, m) {
+  # counted T: the median [range] of counting tool T'"'"'s figures for key.
+  function counted(t,   s, v, i, m, k) {
+    k = t SUBSEP key
+    if (!(k in ncount)) return sprintf("%18s", "-")
+    m = ncount[k]
+    for (i = 1; i <= m; i++) v[i] = count[t, key, i]
+    s = sprintf("%5.2f", median(v, m))
+    # median() sorted v in place: v[1] and v[m] are the extremes.
+    if (m > 1) s = s sprintf(" [%4.2f-%4.2f]", v[1], v[m])
+    return sprintf("%18s", s)
+  }
+  function readcounts(t, file,   line, f, k) {
+    while ((getline line < file) > 0) { split(line, f, " "); k = f[1] " " f[2] " " f[3] " " f[4]; count[t, k, ++ncount[t, k]] = f[5] }
+  }
+  function flush(   al) {
     if (key == "") return
-    sc = sprintf("%18s", "-")
-    if (key in nsys) {
-      m = nsys[key]
-      for (i = 1; i <= m; i++) v[i] = sys[key, i]
-      sc = sprintf("%5.2f", median(v, m))
-      # median() sorted v in place: v[1] and v[m] are the extremes.
-      if (m > 1) sc = sc sprintf(" [%4.2f-%4.2f]", v[1], v[m])
-      sc = sprintf("%18s", sc)
-    }
     al = median(objs, n)
     al = (al < 0) ? sprintf("%10s", "-") : sprintf("%10.1f", al)
     med[key] = median(cpu, n)
-    printf "%-34s %-8s %4d %4d %9.1f [%5.1f-%5.1f] %6.1f/%-6.1f %9.0f %6.0f/%-6.0f %7.0f/%-7.0f %7.0f %7.2f %s %s\n", lab[db], cl, th, bz,
+    printf "%-34s %-8s %4d %4d %9.1f [%5.1f-%5.1f] %6.1f/%-6.1f %9.0f %6.0f/%-6.0f %7.0f/%-7.0f %7.0f %7.2f %s %s %s\n", lab[db], cl, th, bz,
       med[key], lo, hi, median(usr, n), median(sy, n), median(thr, n), median(p50r, n), median(p50u, n),
-      median(p99r, n), median(p99u, n), median(rss, n) / 1024, median(vcs, n), sc, al
+      median(p99r, n), median(p99u, n), median(rss, n) / 1024, median(vcs, n), counted("strace"), counted("perf"), al
     if (!((db " " th " " bz) in seen)) { seen[db " " th " " bz] = 1; order[++norder] = db " " th " " bz }
     if (!((db " " cl " " th) in seenc)) { seenc[db " " cl " " th] = 1; corder[++ncorder] = db " " cl " " th }
     if (!(bz in seenb)) { seenb[bz] = 1; nb++; if (nb == 1 || bz < bmin) bmin = bz; if (nb == 1 || bz > bmax) bmax = bz }
   }
   BEGIN {
     split(labels, kv, ";"); for (i in kv) if (kv[i] != "") { split(kv[i], p, "="); lab[p[1]] = p[2] }
-    while ((getline line < sysfile) > 0) { split(line, f, " "); k = f[1] " " f[2] " " f[3] " " f[4]; sys[k, ++nsys[k]] = f[5] }
+    readcounts("strace", sysfile); readcounts("perf", perffile)
   }
   {
     k = $1 " " $2 " " $3 " " $4

@@ -56,9 +56,12 @@ apt_wants=(
 	"openssh-server|test -x /usr/sbin/sshd"
 	"iproute2|command -v ip"
 	# scripts/bench-dbs.sh, run on its basic rows by an integration test:
-	# GNU time for each run's CPU, strace for its system calls.
+	# GNU time for each run's CPU, strace and perf for its system calls
+	# (perf must be able to count the raw_syscalls tracepoint, which needs
+	# tracefs; see the mount below).
 	"time|test -x /usr/bin/time"
 	"strace|command -v strace"
+	"linux-perf|command -v perf"
 )
 missing_pkgs=()
 for w in "${apt_wants[@]}"; do
@@ -128,6 +131,15 @@ for w in "${apt_wants[@]}"; do
 	eval "$check" >/dev/null 2>&1 || still_missing+=("$pkg (check: $check)")
 done
 [ ${#still_missing[@]} -eq 0 ] || die "still missing after apt-get install: ${still_missing[*]}"
+# perf counts the raw_syscalls:sys_enter tracepoint through tracefs; a
+# machine that has not mounted it gets it mounted here, and one where
+# counting is refused anyway stops the setup, naming perf's reason.
+if ! perf stat -e raw_syscalls:sys_enter -x, -o /dev/null -- true >/dev/null 2>&1 && [ ! -e /sys/kernel/tracing/events/raw_syscalls ]; then
+	say "mounting tracefs on /sys/kernel/tracing for perf's raw_syscalls counts"
+	mount -t tracefs nodev /sys/kernel/tracing || die "cannot mount tracefs on /sys/kernel/tracing (perf needs it to count system calls)"
+fi
+perf_err="$(perf stat -e raw_syscalls:sys_enter -x, -o /dev/null -- true 2>&1)" \
+	|| die "perf cannot count raw_syscalls:sys_enter here (scripts/bench-dbs.sh needs it): $perf_err"
 
 # --- Python virtual environment ----------------------------------------
 # The stamp records the requirements file it was built from, so an edit
@@ -171,6 +183,8 @@ say "maven         $(mvn -v 2>/dev/null | sed 's/\x1b\[[0-9;]*m//g' | first)"
 say "tmux          $(tmux -V | first)"
 say "chromium      $(chromium --version 2>/dev/null | first)"
 say "promtool      $(promtool --version 2>&1 | first)"
+say "strace        $(strace -V 2>&1 | first)"
+say "perf          $(perf --version 2>&1 | first) (counts raw_syscalls:sys_enter)"
 say "python venv   $("$VENV/bin/python3" --version 2>&1 | first) at $VENV"
 say "hdrh          $("$VENV/bin/python3" -m pip show hdrhistogram 2>/dev/null | sed -n 's/^Version: //p')"
 say "openpyxl      $("$VENV/bin/python3" -c 'import openpyxl; print(openpyxl.__version__)')"

@@ -44,6 +44,8 @@ var installHints = map[string]string{
 	"mvn":      "apt-get install maven",
 	"java":     "apt-get install openjdk-17-jdk-headless",
 	"python3":  "apt-get install python3 python3-venv",
+	"strace":   "apt-get install strace",
+	"perf":     "apt-get install linux-perf",
 }
 
 func hintFor(name string) string {
