@@ -42,9 +42,9 @@
 # operation; those runs' CPU is not used. The two counts differ: strace
 # stops the process at every call, which changes its timing and with it
 # the count; perf's tracepoint counts in the kernel without stopping
-# anything (the "untraced" column). One run of either is not a figure to go by:
-# against Cassandra, ycsbctl's strace count ranged from 0.93 to 1.61
-# calls per operation over ten runs on a quiet machine, so the table
+# anything (the "untraced" column). One run of either is not a figure to
+# go by: against Cassandra, ycsbctl's strace count ranged from 0.93 to
+# 1.61 calls per operation over ten runs on a quiet machine, so the table
 # shows their median and range, beside the timed runs' medians (and, for
 # CPU, range). Nothing here asserts a timing; the figures are printed
 # only.
@@ -338,18 +338,17 @@ measure() {
 count_syscalls() {
   local db="$1" client="$2" threads="$3" ops="$4" records="$5" busy="$6" rep="$7" tool="$8"
   local tag="$work/$db-$client-$threads-$busy-$tool-$rep"
-  local -a cmd
+  local -a cmd counter
   client_cmd "$db" "$client" "$threads" "$ops" "$records" "$tag"
+  local how
   case "$tool" in
-    strace) echo "$db: $client threads=$threads ops=$ops busy=$busy under strace, run $rep" >&2 ;;
-    perf) echo "$db: $client threads=$threads ops=$ops busy=$busy counted by perf, run $rep" >&2 ;;
+    strace) how="under strace" counter=(strace -f -c -o "$tag.count") ;;
+    perf) how="counted by perf" counter=(perf stat -e raw_syscalls:sys_enter -x, -o "$tag.count" --) ;;
   esac
+  echo "$db: $client threads=$threads ops=$ops busy=$busy $how, run $rep" >&2
   busy_start "$busy"
   local rc=0
-  case "$tool" in
-    strace) strace -f -c -o "$tag.count" "${cmd[@]}" >"$tag.out" 2>"$tag.err" || rc=$? ;;
-    perf) perf stat -e raw_syscalls:sys_enter -x, -o "$tag.count" -- "${cmd[@]}" >"$tag.out" 2>"$tag.err" || rc=$? ;;
-  esac
+  "${counter[@]}" "${cmd[@]}" >"$tag.out" 2>"$tag.err" || rc=$?
   busy_stop
   if [ $rc -ne 0 ]; then
     echo "bench-dbs.sh: $client run $db under $tool failed:" >&2
@@ -443,7 +442,7 @@ fi
 [ -z "$perf_note" ] || echo "$perf_note"
 touch "$work/syscalls-strace" "$work/syscalls-perf"
 printf "%-34s %-8s %4s %4s %22s %13s %9s %13s %15s %7s %7s %18s %18s %10s\n" "server" "client" "thr" "busy" "cpu/op us [range]" "user/sys us" "ops/s" "p50 R/U" "p99 R/U" "RSS MB" "vcs/op" "sysc/op [range]" "untraced [range]" "allocs/op"
-sort -k1,1 -k3,3n -k4,4n -k2,2 "$work/rows" | awk -v sysfile="$work/syscalls-strace" -v perffile="$work/syscalls-perf" -v labels="$(for d in basic cassandra hbase mongodb; do printf '%s=%s;' "$d" "$(label "$d")"; done)" '
+sort -k1,1 -k3,3n -k4,4n -k2,2 "$work/rows" | awk -v stracefile="$work/syscalls-strace" -v perffile="$work/syscalls-perf" -v labels="$(for d in basic cassandra hbase mongodb; do printf '%s=%s;' "$d" "$(label "$d")"; done)" '
   function median(a, n,   i, j, t) {
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
     return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
@@ -476,7 +475,7 @@ sort -k1,1 -k3,3n -k4,4n -k2,2 "$work/rows" | awk -v sysfile="$work/syscalls-str
   }
   BEGIN {
     split(labels, kv, ";"); for (i in kv) if (kv[i] != "") { split(kv[i], p, "="); lab[p[1]] = p[2] }
-    readcounts("strace", sysfile); readcounts("perf", perffile)
+    readcounts("strace", stracefile); readcounts("perf", perffile)
   }
   {
     k = $1 " " $2 " " $3 " " $4

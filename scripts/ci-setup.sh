@@ -134,12 +134,14 @@ done
 # perf counts the raw_syscalls:sys_enter tracepoint through tracefs; a
 # machine that has not mounted it gets it mounted here, and one where
 # counting is refused anyway stops the setup, naming perf's reason.
-if ! perf stat -e raw_syscalls:sys_enter -x, -o /dev/null -- true >/dev/null 2>&1 && [ ! -e /sys/kernel/tracing/events/raw_syscalls ]; then
-	say "mounting tracefs on /sys/kernel/tracing for perf's raw_syscalls counts"
-	mount -t tracefs nodev /sys/kernel/tracing || die "cannot mount tracefs on /sys/kernel/tracing (perf needs it to count system calls)"
+perf_counts() { perf stat -e raw_syscalls:sys_enter -x, -o /dev/null -- true 2>&1; }
+if ! perf_err="$(perf_counts)"; then
+	if [ ! -e /sys/kernel/tracing/events/raw_syscalls ]; then
+		say "mounting tracefs on /sys/kernel/tracing for perf's raw_syscalls counts"
+		mount -t tracefs nodev /sys/kernel/tracing || die "cannot mount tracefs on /sys/kernel/tracing (perf needs it to count system calls)"
+	fi
+	perf_err="$(perf_counts)" || die "perf cannot count raw_syscalls:sys_enter here (scripts/bench-dbs.sh needs it): $perf_err"
 fi
-perf_err="$(perf stat -e raw_syscalls:sys_enter -x, -o /dev/null -- true 2>&1)" \
-	|| die "perf cannot count raw_syscalls:sys_enter here (scripts/bench-dbs.sh needs it): $perf_err"
 
 # --- Python virtual environment ----------------------------------------
 # The stamp records the requirements file it was built from, so an edit
