@@ -212,14 +212,31 @@ func TestBatchConnReadsManyResponsesPerCall(t *testing.T) {
 	}
 }
 
+// TestBatchConnCloseStopsWrites, on a plain TCP socket (the pumped
+// reader's path): what the server sends back is read in order, and after
+// Close, reads and writes fail.
 func TestBatchConnCloseStopsWrites(t *testing.T) {
-	raw, _ := tcppair.New(t)
+	raw, server := tcppair.New(t)
+	go func() { _, _ = io.Copy(server, server) }()
 	bc := newBatchConn(raw, time.Minute)
+	for i := 0; i < 100; i++ {
+		want := frame(1, i, 1+i*37)
+		if _, err := bc.Write(want); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, len(want))
+		if _, err := io.ReadFull(bc, got); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("echo %d: %v (equal %v)", i, err, bytes.Equal(got, want))
+		}
+	}
 	if err := bc.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := bc.Write([]byte("x")); err == nil {
 		t.Error("Write after Close succeeded")
+	}
+	if _, err := bc.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Read after Close: %v, want net.ErrClosed", err)
 	}
 	if err := bc.Close(); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("second Close: %v, want net.ErrClosed", err)

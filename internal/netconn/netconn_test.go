@@ -14,6 +14,13 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/testutil/tcppair"
 )
 
+// constructors are the two ways of making a Reader; each behaviour test
+// runs on both.
+var constructors = []struct {
+	name string
+	new  func(net.Conn, int) *Reader
+}{{"NewReader", NewReader}, {"NewPumpReader", NewPumpReader}}
+
 // onlyConn hides every method but net.Conn's, as a TLS connection or a
 // test double would: the Reader then uses the connection's Read and Write.
 type onlyConn struct{ net.Conn }
@@ -34,13 +41,20 @@ func TestDirectSystemCallsOnPlainTCP(t *testing.T) {
 // the buffer (straight to the socket), for both the direct and the
 // wrapped path.
 func TestStreamArrivesWhole(t *testing.T) {
+	for _, k := range constructors {
+		t.Run(k.name, func(t *testing.T) { testStreamArrivesWhole(t, k.new) })
+	}
+}
+
+func testStreamArrivesWhole(t *testing.T, newReader func(net.Conn, int) *Reader) {
 	for _, wrap := range []bool{false, true} {
 		c, s := tcppair.New(t)
 		conn := c
 		if wrap {
 			conn = onlyConn{c}
 		}
-		r := NewReader(conn, 1024)
+		r := newReader(conn, 1024)
+		defer func() { _ = r.Close() }()
 		rng := rand.New(rand.NewSource(1))
 		want := make([]byte, 1<<20)
 		rng.Read(want)
@@ -105,8 +119,14 @@ func TestWriteLargerThanTheSocketTakes(t *testing.T) {
 // the peer's close is io.EOF, a read of a closed connection is
 // net.ErrClosed, and a deadline cleared lets the next read wait for data.
 func TestDeadlinesAndEnds(t *testing.T) {
+	for _, k := range constructors {
+		t.Run(k.name, func(t *testing.T) { testDeadlinesAndEnds(t, k.new) })
+	}
+}
+
+func testDeadlinesAndEnds(t *testing.T, newReader func(net.Conn, int) *Reader) {
 	c, s := tcppair.New(t)
-	r := NewReader(c, 64)
+	r := newReader(c, 64)
 	p := make([]byte, 10)
 
 	if err := r.SetReadDeadline(time.Now().Add(-time.Second)); err != nil {
@@ -168,8 +188,15 @@ func isReset(err error) bool {
 // TestPeerCloseIsEOF: a peer that closes cleanly ends the stream with
 // io.EOF, as net.Conn's Read reports it.
 func TestPeerCloseIsEOF(t *testing.T) {
+	for _, k := range constructors {
+		t.Run(k.name, func(t *testing.T) { testPeerCloseIsEOF(t, k.new) })
+	}
+}
+
+func testPeerCloseIsEOF(t *testing.T, newReader func(net.Conn, int) *Reader) {
 	c, s := tcppair.New(t)
-	r := NewReader(c, 64)
+	r := newReader(c, 64)
+	defer func() { _ = r.Close() }()
 	_, _ = s.Write([]byte("bye"))
 	_ = s.Close()
 	b, err := io.ReadAll(r)

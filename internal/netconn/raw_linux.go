@@ -1,10 +1,12 @@
 package netconn
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -39,6 +41,7 @@ func (r *Reader) rawRead(p []byte) (int, error) {
 			case syscall.EINTR:
 				continue
 			case syscall.EAGAIN:
+				r.emptyReads.Add(1)
 				return false
 			}
 			n, errno = int(m), e
@@ -88,13 +91,85 @@ func (r *Reader) rawWrite(p []byte) (int, error) {
 	return n, nil
 }
 
-// opError is err as the connection's own Read or Write reports it: a
-// *net.OpError naming the operation and both ends. RawConn's errors (the
-// deadline, a closed connection) come as its own OpError, whose cause is
-// kept.
-func (r *Reader) opError(op string, err error) error {
-	if oe, ok := err.(*net.OpError); ok {
-		err = oe.Err
+// runPump is the pump's loop (see pump): it reads into free buffers and
+// sends what it read to the consumer, inside one RawConn.Read for as long
+// as it has a buffer to read into.
+func (r *Reader) runPump() {
+	p := r.pump
+	defer close(p.stopped)
+	var buf []byte
+	for {
+		if buf == nil {
+			select {
+			case buf = <-p.free:
+			case <-p.done:
+				return
+			}
+		}
+		var (
+			errno   syscall.Errno
+			eof     bool
+			needBuf bool
+		)
+		// The pump's own read deadline bounds each wait without a read
+		// (see pumpRecheck); the consumer's deadlines are its own.
+		if err := r.Conn.SetReadDeadline(time.Now().Add(pumpRecheck)); err != nil {
+			p.full <- chunk{err: r.opError("read", err)}
+			return
+		}
+		err := r.raw.Read(func(fd uintptr) bool {
+			for {
+				if buf == nil {
+					select {
+					case buf = <-p.free:
+					default:
+						// Wait for a buffer outside RawConn.Read, so
+						// that a Close of the socket never waits on
+						// the consumer.
+						needBuf = true
+						return true
+					}
+				}
+				m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+				switch e {
+				case 0:
+				case syscall.EINTR:
+					continue
+				case syscall.EAGAIN:
+					r.emptyReads.Add(1)
+					return false
+				default:
+					errno = e
+					return true
+				}
+				if m == 0 {
+					eof = true
+					return true
+				}
+				drained := int(m) < len(buf)
+				p.full <- chunk{b: buf[:m]}
+				buf = nil
+				if drained {
+					// Wait for the poller without reading again: its
+					// mark is kept within this call (see pump).
+					return false
+				}
+			}
+		})
+		var end error
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			continue // read again, then wait (see pumpRecheck)
+		case err != nil:
+			end = r.opError("read", err)
+		case errno != 0:
+			end = r.opError("read", os.NewSyscallError("read", errno))
+		case eof:
+			end = io.EOF
+		case needBuf:
+			continue
+		}
+		p.full <- chunk{err: end}
+		return
 	}
-	return &net.OpError{Op: op, Net: "tcp", Source: r.LocalAddr(), Addr: r.RemoteAddr(), Err: err}
 }

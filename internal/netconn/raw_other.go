@@ -13,3 +13,6 @@ func rawConn(net.Conn) syscall.RawConn { return nil }
 
 func (r *Reader) rawRead(p []byte) (int, error)  { return r.Conn.Read(p) }
 func (r *Reader) rawWrite(p []byte) (int, error) { return r.Conn.Write(p) }
+
+// runPump is never called: there is no raw socket to pump.
+func (r *Reader) runPump() {}
