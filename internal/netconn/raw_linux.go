@@ -35,18 +35,9 @@ func (r *Reader) rawRead(p []byte) (int, error) {
 		errno syscall.Errno
 	)
 	err := r.raw.Read(func(fd uintptr) bool {
-		for {
-			m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				r.emptyReads.Add(1)
-				return false
-			}
-			n, errno = int(m), e
-			return true
-		}
+		var ready bool
+		n, errno, ready = r.readFD(fd, p)
+		return ready
 	})
 	switch {
 	case err != nil:
@@ -57,6 +48,23 @@ func (r *Reader) rawRead(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// readFD is one read(2) of p on the non-blocking socket fd, made again
+// when a signal interrupts it; ready is false when nothing had arrived
+// (EAGAIN: the caller waits for the poller), and such reads are counted.
+func (r *Reader) readFD(fd uintptr, p []byte) (n int, errno syscall.Errno, ready bool) {
+	for {
+		m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			r.emptyReads.Add(1)
+			return 0, 0, false
+		}
+		return int(m), e, true
+	}
 }
 
 // rawWrite writes all of p with write(2) on the non-blocking socket,
@@ -130,23 +138,18 @@ func (r *Reader) runPump() {
 						return true
 					}
 				}
-				m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
-				switch e {
-				case 0:
-				case syscall.EINTR:
-					continue
-				case syscall.EAGAIN:
-					r.emptyReads.Add(1)
+				m, e, ready := r.readFD(fd, buf)
+				switch {
+				case !ready:
 					return false
-				default:
+				case e != 0:
 					errno = e
 					return true
-				}
-				if m == 0 {
+				case m == 0:
 					eof = true
 					return true
 				}
-				drained := int(m) < len(buf)
+				drained := m < len(buf)
 				p.full <- chunk{b: buf[:m]}
 				buf = nil
 				if drained {
