@@ -60,6 +60,15 @@
 #   OPS_1            operations at 1 thread (default 4000)
 #   FERRET_RECORDS, FERRET_OPS   the same for FerretDB (default 5000 each)
 #   BASIC_OPS        operations of the basic runs (default 1000000)
+#   WARMUP           operations of one unmeasured ycsbctl run of workload A
+#                    against each real server after its load, at the
+#                    largest of THREADS, before any measured run (default:
+#                    OPS, FERRET_OPS for FerretDB; 0: no warm-up run).
+#                    A server fresh from its load is still compiling its
+#                    hot paths: against Cassandra the first run after the
+#                    load cost ycsbctl 47.5 us/op at 4.2k ops/s where the
+#                    next ones cost 33-37 at 11-13k, and without this run
+#                    that cost fell on whichever client went first
 #   JAVA_YCSB_HOME   a built Java YCSB distribution (optional, see above)
 #   JAVA             java 17 binary (default /usr/lib/jvm/java-17-openjdk-amd64/bin/java)
 #   LATTE            0: do not run latte (default 1: build it if needed)
@@ -95,6 +104,7 @@ JAVA_YCSB_HOME="${JAVA_YCSB_HOME:-}"
 LATTE="${LATTE:-1}"
 SYSCALLS="${SYSCALLS:-3}"
 BUSY="${BUSY:-0}"
+WARMUP="${WARMUP-}"
 
 dbs=("$@")
 [ ${#dbs[@]} -gt 0 ] || dbs=(basic cassandra hbase mongodb)
@@ -110,8 +120,12 @@ done
 for n in $THREADS $REPEATS $RECORDS $OPS $OPS_1 $FERRET_RECORDS $FERRET_OPS $BASIC_OPS; do
   case "$n" in ''|*[!0-9]*|0) echo "bench-dbs.sh: THREADS, REPEATS, RECORDS, OPS, OPS_1, FERRET_*, BASIC_OPS must be positive integers (got '$n')" >&2; exit 2 ;; esac
 done
+case "$WARMUP" in *[!0-9]*) echo "bench-dbs.sh: WARMUP must be a number of operations of the unmeasured warm-up run, 0 for none (got '$WARMUP')" >&2; exit 2 ;; esac
 case "$SYSCALLS" in ''|*[!0-9]*) echo "bench-dbs.sh: SYSCALLS must be a number of system call counting runs (under strace and under perf each), 0 for none (got '$SYSCALLS')" >&2; exit 2 ;; esac
 SYSCALLS=$((10#$SYSCALLS)) # "00" is 0 and "03" is 3 below
+[ -z "$WARMUP" ] || WARMUP=$((10#$WARMUP))
+max_threads=0
+for t in $THREADS; do [ "$t" -le "$max_threads" ] || max_threads="$t"; done
 [ -x /usr/bin/time ] || { echo "bench-dbs.sh: needs GNU time at /usr/bin/time" >&2; exit 1; }
 [ -x "$JAVA" ] || { echo "bench-dbs.sh: JAVA=$JAVA is not executable (a JDK 17 java is needed for Java YCSB)" >&2; exit 1; }
 if [ -n "$JAVA_YCSB_HOME" ] && [ ! -d "$JAVA_YCSB_HOME/lib" ]; then
@@ -330,6 +344,28 @@ measure() {
         thr, a, b, x, y, m, w / n, objs < 0 ? -1 : objs / n, bytes < 0 ? -1 : bytes / n }' >>"$work/rows"
 }
 
+# warm_up DB THREADS OPS RECORDS: one unmeasured ycsbctl run of workload A
+# against DB's server, fresh from its load; appends "db threads ops
+# ops_per_s" to $work/warmups for the header.
+warm_up() {
+  local db="$1" threads="$2" ops="$3" records="$4"
+  local tag="$work/$db-warmup"
+  local -a cmd
+  client_cmd "$db" ycsbctl "$threads" "$ops" "$records" "$tag"
+  echo "$db: warm-up, ycsbctl threads=$threads ops=$ops (not measured)" >&2
+  local rc=0
+  "${cmd[@]}" >"$tag.out" 2>"$tag.err" || rc=$?
+  if [ $rc -ne 0 ]; then
+    echo "bench-dbs.sh: the warm-up run of ycsbctl against $db failed:" >&2
+    tail -n 20 "$tag.err" >&2
+    exit 1
+  fi
+  local n thr
+  read -r n thr _ <<<"$(parse_ops ycsbctl "$ops" "$tag.out")" ||
+    { echo "bench-dbs.sh: cannot read the warm-up run's output for $db" >&2; tail -n 20 "$tag.out" >&2; exit 1; }
+  echo "$db $threads $n $thr" >>"$work/warmups"
+}
+
 # count_syscalls DB CLIENT THREADS OPS RECORDS BUSY REP TOOL: one more
 # run beside BUSY burners, its system calls counted by TOOL: strace (-f
 # -c) or perf (stat of the raw_syscalls:sys_enter tracepoint, which
@@ -370,7 +406,7 @@ count_syscalls() {
   awk -v k="$db $client $threads $busy" -v c="$calls" -v n="$n" 'BEGIN { printf "%s %.2f\n", k, c / n }' >>"$work/syscalls-$tool"
 }
 
-missing_java=""
+missing_java="" served=""
 for db in "${dbs[@]}"; do
   records="$RECORDS" ops="$OPS"
   [ "$db" = mongodb ] && records="$FERRET_RECORDS" ops="$FERRET_OPS"
@@ -387,7 +423,7 @@ for db in "${dbs[@]}"; do
       exit 1
     fi
     echo "starting $db" >&2
-    running="$db"
+    running="$db" served=1
     bash integration/servers.sh start "$db" >&2
     # shellcheck disable=SC2046
     "$bin" drop "$db" $(ycsbctl_props "$db") >&2
@@ -396,6 +432,8 @@ for db in "${dbs[@]}"; do
     # shellcheck disable=SC2046
     "$bin" load "$db" -P workloads/workloada -p recordcount="$records" -threads 16 $(ycsbctl_props "$db") >"$work/load.out" 2>&1 ||
       { echo "bench-dbs.sh: ycsbctl load $db failed" >&2; tail -n 20 "$work/load.out" >&2; exit 1; }
+    warm="${WARMUP:-$ops}"
+    [ "$warm" = 0 ] || warm_up "$db" "$max_threads" "$warm" "$records"
   fi
   for t in $THREADS; do
     n="$ops"
@@ -438,6 +476,14 @@ if [ -n "$missing_java" ]; then
   echo "Measured without Java YCSB for:$missing_java. Java YCSB's cassandra-cql and hbase2 adapters are not on Maven Central (set JAVA_YCSB_HOME to a built Java YCSB 0.17.0 distribution to compare them); its mongodb adapter (driver 3.8) cannot connect to FerretDB, the only MongoDB-protocol server here."
 fi
 [ -z "$latte_note" ] || echo "$latte_note"
+# The warm-up runs, with their throughput: how cold each server was.
+if [ -s "$work/warmups" ]; then
+  while read -r wdb wt wn wthr; do
+    echo "$(label "$wdb") was warmed after its load by one unmeasured ycsbctl run: $wn operations at $wt threads, $wthr ops/s"
+  done <"$work/warmups"
+elif [ "${WARMUP:-}" = 0 ] && [ -n "$served" ]; then
+  echo "No warm-up run (WARMUP=0): the first client of the first repeat met each server fresh from its load."
+fi
 [ -n "$strace_ok" ] || echo "syscalls/op not measured (strace is not installed, or SYSCALLS=0)."
 [ -z "$perf_note" ] || echo "$perf_note"
 touch "$work/syscalls-strace" "$work/syscalls-perf"
