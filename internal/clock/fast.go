@@ -37,15 +37,51 @@ func calibrate() {
 	if err != nil || strings.TrimSpace(string(b)) != "tsc" {
 		return
 	}
-	t0, n0 := rdtsc(), runtimeNano()
-	time.Sleep(20 * time.Millisecond)
-	t1, n1 := rdtsc(), runtimeNano()
+	tscBase, nanoBase, tscScale, tscOK = calibrateWith(rdtsc, runtimeNano, func() { time.Sleep(20 * time.Millisecond) })
+}
+
+// maxScaleError is the largest error in the TSC's ns-per-tick ratio that
+// calibration accepts; beyond it ycsbctl stays on runtime.nanotime.
+const maxScaleError = 1e-4
+
+// calibrateWith measures ns per TSC tick across wait. On a loaded machine
+// the OS may deschedule the thread between a TSC read and a monotonic
+// read, so each end of the span is a TSC read bracketed by two monotonic
+// reads, taken again while the bracket is wide: a 5 ms gap inside one
+// unbracketed pair would skew a 20 ms span's ratio by a quarter, and
+// every latency with it.
+func calibrateWith(tsc, nano func() int64, wait func()) (tBase, nBase int64, scale float64, ok bool) {
+	t0, n0, w0 := bracketed(tsc, nano)
+	wait()
+	t1, n1, w1 := bracketed(tsc, nano)
 	if t1 <= t0 || n1 <= n0 {
-		return
+		return 0, 0, 0, false
 	}
-	tscScale = float64(n1-n0) / float64(t1-t0)
-	tscBase, nanoBase = t1, n1
-	tscOK = true
+	if float64(w0+w1) > maxScaleError*float64(n1-n0) {
+		return 0, 0, 0, false
+	}
+	return t1, n1, float64(n1-n0) / float64(t1-t0), true
+}
+
+// bracketed returns a TSC read, the midpoint of the monotonic reads on
+// either side of it, and their distance: the narrowest of a few tries.
+func bracketed(tsc, nano func() int64) (t, n, width int64) {
+	width = -1
+	for range 32 {
+		a := nano()
+		x := tsc()
+		b := nano()
+		if w := b - a; w >= 0 && (width < 0 || w < width) {
+			t, n, width = x, a+w/2, w
+			if w <= 1000 {
+				break
+			}
+		}
+	}
+	if width < 0 {
+		width = 1 << 62
+	}
+	return t, n, width
 }
 
 // monoNow returns monotonic nanoseconds (runtime.nanotime's scale).
