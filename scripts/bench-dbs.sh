@@ -245,6 +245,25 @@ java_adapter() {
   done
 }
 
+# java_missing DB: why Java YCSB is not measured against DB (java_adapter
+# found none).
+java_missing() {
+  local adapter dir
+  case "$1" in
+    mongodb)
+      echo "mongodb, because Java YCSB's mongodb adapter (MongoDB Java driver 3.8) cannot connect to FerretDB, the only MongoDB-protocol server here"
+      return ;;
+    cassandra) adapter=cassandra-cql dir=cassandra-binding ;;
+    hbase) adapter=hbase2 dir="hbase20-binding/lib or hbase2-binding" ;;
+    *) echo "$1, which Java YCSB has no adapter for"; return ;;
+  esac
+  if [ -z "$JAVA_YCSB_HOME" ]; then
+    echo "$1, because Java YCSB's $adapter adapter is not on Maven Central (set JAVA_YCSB_HOME to a built Java YCSB 0.17.0 distribution to compare it)"
+  else
+    echo "$1, because JAVA_YCSB_HOME=$JAVA_YCSB_HOME has no $dir/lib with its $adapter adapter"
+  fi
+}
+
 # client_cmd DB CLIENT THREADS OPS RECORDS TAG: sets cmd to the command of
 # one run of workload A.
 client_cmd() {
@@ -414,7 +433,7 @@ for db in "${dbs[@]}"; do
   if [ -n "$(java_adapter "$db")" ]; then
     clients+=(java)
   else
-    missing_java="$missing_java $db"
+    missing_java="$missing_java${missing_java:+; }$(java_missing "$db")"
   fi
   [ "$db" = cassandra ] && [ -n "$latte_bin" ] && clients+=(latte)
   if [ "$db" != basic ]; then
@@ -473,7 +492,7 @@ echo "ycsbctl $("$bin" --version 2>/dev/null | awk '{print $NF}') beside Java YC
 runs() { if [ "$1" = 1 ]; then echo "one run"; else echo "median of $1 runs [min-max]"; fi; }
 echo "cpu/op = client user+sys (start-up included) / operations: $(runs "$REPEATS"); user/sys split, ops/s, p50, p99 (READ/UPDATE, us), max RSS, voluntary context switches and (ycsbctl) heap allocations per op: medians${strace_ok:+; syscalls/op: $(runs "$SYSCALLS") under strace -f -c}${perf_ok:+; untraced syscalls/op: $(runs "$SYSCALLS") counted by perf stat -e raw_syscalls:sys_enter (no stops, unlike strace)}"
 if [ -n "$missing_java" ]; then
-  echo "Measured without Java YCSB for:$missing_java. Java YCSB's cassandra-cql and hbase2 adapters are not on Maven Central (set JAVA_YCSB_HOME to a built Java YCSB 0.17.0 distribution to compare them); its mongodb adapter (driver 3.8) cannot connect to FerretDB, the only MongoDB-protocol server here."
+  echo "Measured without Java YCSB: $missing_java."
 fi
 [ -z "$latte_note" ] || echo "$latte_note"
 # The warm-up runs, with their throughput: how cold each server was.

@@ -506,7 +506,7 @@ func TestStopEndsEarly(t *testing.T) {
 	r, err := engine.Prepare(context.Background(), engine.Options{Phase: run.Run, DB: db, Workload: newWorkload(t), Threads: 2, OpCount: 0, MaxExecution: time.Minute})
 	require.NoError(t, err)
 	r.Start(time.Time{})
-	time.Sleep(150 * time.Millisecond)
+	waitCalls(t, db, 10)
 	r.Stop("stopped by test")
 	select {
 	case <-r.Done():
@@ -519,6 +519,19 @@ func TestStopEndsEarly(t *testing.T) {
 	assert.Greater(t, res.Total.Ops, int64(0))
 	assert.Equal(t, db.calls.Load(), res.Total.Ops)
 	assert.Less(t, res.RunTime, 5*time.Second)
+}
+
+// waitCalls waits until db has seen n calls, failing after a generous
+// bound with what it saw.
+func waitCalls(t *testing.T, db *countDB, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for db.calls.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run made %d calls in 20 s, waiting for %d", db.calls.Load(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func TestAbortWhilePaced(t *testing.T) {
@@ -562,9 +575,7 @@ func TestAbortLeavesStuckCallsBehind(t *testing.T) {
 		AbandonAfter: 200 * time.Millisecond})
 	require.NoError(t, err)
 	r.Start(time.Time{})
-	for db.calls.Load() < 3 {
-		time.Sleep(time.Millisecond)
-	}
+	waitCalls(t, &db.countDB, 3)
 	r.Abort("aborted by test")
 	select {
 	case <-r.Done():
@@ -673,12 +684,25 @@ func TestStartAtFutureTime(t *testing.T) {
 	db := &countDB{}
 	r, err := engine.Prepare(context.Background(), engine.Options{Phase: run.Run, DB: db, Workload: newWorkload(t), Threads: 1, OpCount: 10})
 	require.NoError(t, err)
+	// Each call notes when it began; the first must not precede the start
+	// time, however late the test itself gets to run. The slack is the
+	// engine clock's calibration error over 200 ms and more.
+	var mu sync.Mutex
+	var first time.Time
+	db.onCall = func() {
+		mu.Lock()
+		if first.IsZero() {
+			first = time.Now()
+		}
+		mu.Unlock()
+	}
 	at := time.Now().Add(200 * time.Millisecond)
 	r.Start(at)
-	time.Sleep(50 * time.Millisecond)
-	assert.Zero(t, db.calls.Load(), "nothing before the start time")
 	res := r.Wait()
 	assert.Equal(t, int64(10), res.Total.Ops)
+	mu.Lock()
+	assert.False(t, first.Before(at.Add(-time.Millisecond)), "first call %v before the start time", at.Sub(first))
+	mu.Unlock()
 	assert.GreaterOrEqual(t, res.StartNs, at.UnixNano()-int64(5*time.Millisecond))
 }
 
