@@ -220,24 +220,34 @@ java_props() {
   esac
 }
 
-# java_adapter prints "class<TAB>classpath" for Java YCSB's adapter of a
-# database, or nothing when it is not available.
-java_adapter() {
-  local cls dir
+# java_binding DB sets cls, dirs (under JAVA_YCSB_HOME, the first that has
+# a lib/ wins) and adapter (Java YCSB's name) for a database's binding
+# outside Java YCSB's core; all empty when there is none.
+java_binding() {
+  cls="" dirs="" adapter=""
   case "$1" in
-    basic) printf '%s\t%s\n' site.ycsb.BasicDB "$core_cp"; return ;;
-    cassandra) cls=site.ycsb.db.CassandraCQLClient dir="cassandra-binding" ;;
-    hbase) cls=site.ycsb.db.hbase20.HBaseClient20 dir="hbase20-binding hbase2-binding" ;;
-    # Java YCSB 0.17.0's mongodb adapter ships MongoDB Java driver 3.8,
+    # No mongodb: Java YCSB 0.17.0's adapter ships MongoDB Java driver 3.8,
     # whose handshake is a legacy OP_QUERY command that FerretDB 1.24
     # rejects (error 352, UnsupportedOpQueryCommand): every operation then
     # waits out the driver's 30 s server selection. It can only be
-    # compared against a real MongoDB, which this machine does not have.
-    mongodb) return 0 ;;
+    # compared against a real MongoDB, which this machine does not have
+    # (java_missing says so).
+    cassandra) cls=site.ycsb.db.CassandraCQLClient dirs="cassandra-binding" adapter=cassandra-cql ;;
+    hbase) cls=site.ycsb.db.hbase20.HBaseClient20 dirs="hbase20-binding hbase2-binding" adapter=hbase2 ;;
   esac
+}
+
+# java_adapter prints "class<TAB>classpath" for Java YCSB's adapter of a
+# database, or nothing when it is not available.
+java_adapter() {
+  if [ "$1" = basic ]; then
+    printf '%s\t%s\n' site.ycsb.BasicDB "$core_cp"
+    return
+  fi
   [ -n "$JAVA_YCSB_HOME" ] || return 0
-  local d
-  for d in $dir; do
+  local cls dirs adapter d
+  java_binding "$1"
+  for d in $dirs; do
     if compgen -G "$JAVA_YCSB_HOME/$d/lib/*.jar" >/dev/null; then
       printf '%s\t%s\n' "$cls" "$JAVA_YCSB_HOME/lib/*:$JAVA_YCSB_HOME/$d/lib/*"
       return
@@ -248,19 +258,17 @@ java_adapter() {
 # java_missing DB: why Java YCSB is not measured against DB (java_adapter
 # found none).
 java_missing() {
-  local adapter dir
-  case "$1" in
-    mongodb)
-      echo "mongodb, because Java YCSB's mongodb adapter (MongoDB Java driver 3.8) cannot connect to FerretDB, the only MongoDB-protocol server here"
-      return ;;
-    cassandra) adapter=cassandra-cql dir=cassandra-binding ;;
-    hbase) adapter=hbase2 dir="hbase20-binding/lib or hbase2-binding" ;;
-    *) echo "$1, which Java YCSB has no adapter for"; return ;;
-  esac
+  if [ "$1" = mongodb ]; then
+    echo "mongodb, because Java YCSB's mongodb adapter (MongoDB Java driver 3.8) cannot connect to FerretDB, the only MongoDB-protocol server here"
+    return
+  fi
+  local cls dirs adapter d where=""
+  java_binding "$1"
   if [ -z "$JAVA_YCSB_HOME" ]; then
     echo "$1, because Java YCSB's $adapter adapter is not on Maven Central (set JAVA_YCSB_HOME to a built Java YCSB 0.17.0 distribution to compare it)"
   else
-    echo "$1, because JAVA_YCSB_HOME=$JAVA_YCSB_HOME has no $dir/lib with its $adapter adapter"
+    for d in $dirs; do where="$where${where:+ or }$d/lib"; done
+    echo "$1, because JAVA_YCSB_HOME=$JAVA_YCSB_HOME has no $where with its $adapter adapter"
   fi
 }
 

@@ -56,3 +56,19 @@ func TestCalibrationRefusesWhenNeverQuiet(t *testing.T) {
 	_, _, _, ok := calibrateWith(tl.tsc, tl.nano, tl.wait)
 	assert.False(t, ok, "a ratio that cannot be trusted is not used")
 }
+
+func TestCalibrationRefusesAnUnboundedEnd(t *testing.T) {
+	// Before the wait the monotonic clock steps back inside every bracket,
+	// so that end of the span has no width at all; after it, all is quiet.
+	tl := &timeline{}
+	waited := false
+	nano := func() int64 {
+		n := tl.nano()
+		if !waited && tl.reads%3 == 0 {
+			return n - 1_000_000 // the read after the TSC read is behind
+		}
+		return n
+	}
+	_, _, _, ok := calibrateWith(tl.tsc, nano, func() { waited = true; tl.wait() })
+	assert.False(t, ok, "an end that was never bracketed cannot be trusted")
+}

@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -57,29 +58,28 @@ func calibrateWith(tsc, nano func() int64, wait func()) (tBase, nBase int64, sca
 	if t1 <= t0 || n1 <= n0 {
 		return 0, 0, 0, false
 	}
-	if float64(w0+w1) > maxScaleError*float64(n1-n0) {
+	// Summed as floats: an unbounded width must not overflow into a pass.
+	if float64(w0)+float64(w1) > maxScaleError*float64(n1-n0) {
 		return 0, 0, 0, false
 	}
 	return t1, n1, float64(n1-n0) / float64(t1-t0), true
 }
 
 // bracketed returns a TSC read, the midpoint of the monotonic reads on
-// either side of it, and their distance: the narrowest of a few tries.
+// either side of it, and their distance: the narrowest of a few tries
+// (math.MaxInt64 if the monotonic clock never moved forward across one).
 func bracketed(tsc, nano func() int64) (t, n, width int64) {
-	width = -1
+	width = math.MaxInt64
 	for range 32 {
 		a := nano()
 		x := tsc()
 		b := nano()
-		if w := b - a; w >= 0 && (width < 0 || w < width) {
+		if w := b - a; w >= 0 && w < width {
 			t, n, width = x, a+w/2, w
 			if w <= 1000 {
 				break
 			}
 		}
-	}
-	if width < 0 {
-		width = 1 << 62
 	}
 	return t, n, width
 }

@@ -33,13 +33,38 @@ type countDB struct {
 	mu        sync.Mutex
 	perWorker map[int]*atomic.Int64
 	closed    atomic.Int64
-	// onCall, when set, runs at the start of every call.
-	onCall func()
+	// span, when set, notes when calls begin.
+	span *callSpan
+}
+
+// callSpan notes, by the test's own clock, when the first and the last
+// call began.
+type callSpan struct {
+	mu          sync.Mutex
+	first, last time.Time
+}
+
+func (s *callSpan) note() {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.first.IsZero() {
+		s.first = now
+	}
+	if now.After(s.last) {
+		s.last = now
+	}
+}
+
+func (s *callSpan) times() (first, last time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.first, s.last
 }
 
 func (d *countDB) op() adapters.Status {
-	if d.onCall != nil {
-		d.onCall()
+	if d.span != nil {
+		d.span.note()
 	}
 	d.calls.Add(1)
 	if d.delay > 0 {
@@ -595,16 +620,10 @@ func TestIntervals(t *testing.T) {
 	// The test's own monotonic clock brackets the final interval: the
 	// last operation starts before the interval is cut, and the run ends
 	// after the sink has returned from it and before Wait returns.
-	epoch := time.Now()
-	var lastOp atomic.Int64
-	db.onCall = func() {
-		now := int64(time.Since(epoch))
-		for old := lastOp.Load(); now > old && !lastOp.CompareAndSwap(old, now); old = lastOp.Load() {
-		}
-	}
-	var finalIn, finalOut time.Duration
+	db.span = &callSpan{}
+	var finalIn, finalOut time.Time
 	obs := run.SinkFunc(func(u *run.Update) {
-		in := time.Since(epoch)
+		in := time.Now()
 		iv, p := u.Interval, u.Progress
 		mu.Lock()
 		defer mu.Unlock()
@@ -613,14 +632,14 @@ func TestIntervals(t *testing.T) {
 		assert.Equal(t, int64(0), u.Cumulative.Seq, "cumulative interval has Seq 0")
 		assert.Equal(t, int64(1000), p.Budget)
 		if p.Final {
-			finalIn, finalOut = in, time.Since(epoch)
+			finalIn, finalOut = in, time.Now()
 		}
 	})
 	// 1000 ops at 2500 ops/s take about 0.4 s: six 60 ms intervals and a
 	// final one cut between ticks, when the workers are done.
 	_, res := runEngine(t, engine.Options{Phase: run.Run, DB: db, Threads: 2, OpCount: 1000, Target: 2500,
 		StatusInterval: 60 * time.Millisecond, Sink: obs})
-	returned := time.Since(epoch)
+	returned := time.Now()
 	mu.Lock()
 	defer mu.Unlock()
 	require.GreaterOrEqual(t, len(ivs), 3)
@@ -646,15 +665,16 @@ func TestIntervals(t *testing.T) {
 	// load, so the test bounds it by what it saw rather than by a fixed
 	// time: at least the final sink call, at most from the last
 	// operation's start to Wait's return. The slack covers the engine
-	// clock's calibration against the test's (TSC ratio, 1e-3 at worst)
-	// and the reads' own cost.
+	// clock's calibration against the test's (the TSC ratio is refused
+	// beyond 1e-4; this allows ten times that) and the reads' own cost.
+	first, last := db.span.times()
 	gap := time.Duration(res.EndNs - ivs[len(ivs)-1].EndNs)
-	slack := returned/1000 + 100*time.Microsecond
-	assert.GreaterOrEqual(t, gap+slack, finalOut-finalIn,
+	slack := returned.Sub(first)/1000 + 100*time.Microsecond
+	assert.GreaterOrEqual(t, gap+slack, finalOut.Sub(finalIn),
 		"the run ends after its final interval was handed to the sink")
-	assert.LessOrEqual(t, gap, returned-time.Duration(lastOp.Load())+slack,
-		"the final interval ends when the last operation has finished (last op at %v, Wait returned at %v)",
-		time.Duration(lastOp.Load()), returned)
+	assert.LessOrEqual(t, gap, returned.Sub(last)+slack,
+		"the final interval ends when the last operation has finished (Wait returned %v after the last operation began)",
+		returned.Sub(last))
 }
 
 func TestPrepareRejects(t *testing.T) {
@@ -687,22 +707,13 @@ func TestStartAtFutureTime(t *testing.T) {
 	// Each call notes when it began; the first must not precede the start
 	// time, however late the test itself gets to run. The slack is the
 	// engine clock's calibration error over 200 ms and more.
-	var mu sync.Mutex
-	var first time.Time
-	db.onCall = func() {
-		mu.Lock()
-		if first.IsZero() {
-			first = time.Now()
-		}
-		mu.Unlock()
-	}
+	db.span = &callSpan{}
 	at := time.Now().Add(200 * time.Millisecond)
 	r.Start(at)
 	res := r.Wait()
 	assert.Equal(t, int64(10), res.Total.Ops)
-	mu.Lock()
+	first, _ := db.span.times()
 	assert.False(t, first.Before(at.Add(-time.Millisecond)), "first call %v before the start time", at.Sub(first))
-	mu.Unlock()
 	assert.GreaterOrEqual(t, res.StartNs, at.UnixNano()-int64(5*time.Millisecond))
 }
 
