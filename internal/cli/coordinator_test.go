@@ -53,14 +53,29 @@ func TestCoordinatorViews(t *testing.T) {
 	}
 	gs := &cli.GlobalState{Ctx: ctx, Args: args, Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" },
 		Clock: clock.NewReal(), IsTerminal: true, ReadFile: os.ReadFile}
+	// The scraper stops when /metrics shows agent 1 and a finished agent
+	// (the linger keeps it up after the run for that), when the run has
+	// ended (nothing serves /metrics then), or at a bound: a run that
+	// fails must fail the test, not leave it waiting for a state that
+	// never comes.
+	final := func(body string) bool {
+		return strings.Contains(body, `ycsbctl_agent_state{agent="`+addrs[1]+`",run_id=`) && strings.Contains(body, `state="finished"} 1`)
+	}
+	ended := make(chan struct{})
 	scraped := make(chan string, 1)
 	go func() {
 		urlRe := regexp.MustCompile(`Prometheus metrics: (\S+)`)
+		client := &http.Client{Timeout: 10 * time.Second}
 		body := ""
-		for i := 0; i < 400 && !strings.Contains(body, `ycsbctl_agent_state{agent="`+addrs[1]+`",run_id=`) || !strings.Contains(body, `state="finished"} 1`); i++ {
-			time.Sleep(25 * time.Millisecond)
+		for deadline := time.Now().Add(3 * time.Minute); !final(body) && time.Now().Before(deadline); {
+			select {
+			case <-ended:
+				scraped <- body
+				return
+			case <-time.After(25 * time.Millisecond):
+			}
 			if m := urlRe.FindStringSubmatch(stderr.String()); m != nil {
-				if resp, err := http.Get(m[1]); err == nil {
+				if resp, err := client.Get(m[1]); err == nil {
 					b, _ := io.ReadAll(resp.Body)
 					_ = resp.Body.Close()
 					body = string(b)
@@ -70,9 +85,13 @@ func TestCoordinatorViews(t *testing.T) {
 		scraped <- body
 	}()
 	code := cli.Execute(gs)
+	close(ended)
 	body := <-scraped
 	if code != 0 {
 		t.Fatalf("coordinator: exit %d\n%s", code, stderr.String())
+	}
+	if !final(body) {
+		t.Fatalf("/metrics never showed agent %s and a finished agent, during the run or its linger; last scrape:\n%s\nstderr:\n%s", addrs[1], body, stderr.String())
 	}
 	out := stdout.String()
 	enter, leave, sum := strings.Index(out, "\x1b[?1049h"), strings.LastIndex(out, "\x1b[?1049l"), strings.Index(out, "[OVERALL], RunTime(ms)")
