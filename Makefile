@@ -23,13 +23,13 @@ test-all: setup lint unit race integration cluster-test ## everything CI runs: t
 setup: ## install every test tool (JDK 17, Maven, tmux, Chromium, promtool, .venv, golangci-lint); fails if one cannot be
 	./scripts/ci-setup.sh
 
-unit: ## fast unit tests (go test ./...)
-	$(GO) test -count=1 -timeout 15m $(PKGS)
+unit: ## fast unit tests (go test ./...); a failure or timeout is summed up at the end (scripts/test-failures.sh)
+	$(GO) test -count=1 -timeout 15m $(PKGS) 2>&1 | tee .unit.log; rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || ./scripts/test-failures.sh .unit.log; exit $$rc
 
 test: unit ## alias of unit
 
-race: ## unit tests under the race detector
-	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+race: ## unit tests under the race detector (a package gets 15 minutes; the slowest takes under 2)
+	$(GO) test -race -count=1 -timeout 15m $(PKGS) 2>&1 | tee .race.log; rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || ./scripts/test-failures.sh .race.log; exit $$rc
 
 lint: ## gofmt, go vet (also the integration tests) and the pinned golangci-lint (.golangci.yml) must be clean
 	@out="$$(gofmt -l $$(git ls-files '*.go' | grep -v '^integration/ferretdb/'))"; \
