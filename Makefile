@@ -7,6 +7,11 @@ LDFLAGS  := -X github.com/ycsbctl/ycsbctl/internal/version.Version=$(VERSION)
 PKGS     := ./...
 GOLANGCI := .tools/bin/golangci-lint
 
+# $(call failures,LOG) ends a recipe line whose first command was go test
+# piped through tee LOG: it exits with go test's status and, on a failure,
+# prints scripts/test-failures.sh's account of LOG last.
+failures = rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || ./scripts/test-failures.sh $(1); exit $$rc
+
 .PHONY: help build demo setup test test-all unit race lint integration cluster-test bench bench-dbs capacity-knees scale proto clean
 
 help: ## list targets
@@ -24,12 +29,12 @@ setup: ## install every test tool (JDK 17, Maven, tmux, Chromium, promtool, .ven
 	./scripts/ci-setup.sh
 
 unit: ## fast unit tests (go test ./...); a failure or timeout is summed up at the end (scripts/test-failures.sh)
-	$(GO) test -count=1 -timeout 15m $(PKGS) 2>&1 | tee .unit.log; rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || ./scripts/test-failures.sh .unit.log; exit $$rc
+	$(GO) test -count=1 -timeout 15m $(PKGS) 2>&1 | tee .unit.log; $(call failures,.unit.log)
 
 test: unit ## alias of unit
 
 race: ## unit tests under the race detector (a package gets 15 minutes; the slowest takes under 2)
-	$(GO) test -race -count=1 -timeout 15m $(PKGS) 2>&1 | tee .race.log; rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || ./scripts/test-failures.sh .race.log; exit $$rc
+	$(GO) test -race -count=1 -timeout 15m $(PKGS) 2>&1 | tee .race.log; $(call failures,.race.log)
 
 lint: ## gofmt, go vet (also the integration tests) and the pinned golangci-lint (.golangci.yml) must be clean
 	@out="$$(gofmt -l $$(git ls-files '*.go' | grep -v '^integration/ferretdb/'))"; \
@@ -43,12 +48,12 @@ lint: ## gofmt, go vet (also the integration tests) and the pinned golangci-lint
 	$(GOLANGCI) run --build-tags cluster ./integration/cluster/
 
 integration: build ## integration tests: starts Cassandra, HBase and FerretDB on 127.0.0.1 through integration/servers.sh
-	$(GO) test -count=1 -tags integration -timeout 80m -v ./integration/ 2>&1 | tee .integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|integration_test|servers.sh' ; rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || ./scripts/test-failures.sh .integration.log; exit $$rc
+	$(GO) test -count=1 -tags integration -timeout 80m -v ./integration/ 2>&1 | tee .integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|integration_test|servers.sh' ; $(call failures,.integration.log)
 
 cluster-test: build ## root only: 4 hosts (network namespaces, systemd, sshd), Ansible-deployed agents, a 3-node Cassandra cluster, faults, HBase with region servers on two hosts over a shared root directory; figures: grep cluster-figure: .cluster-test.log; runs one at a time on the machine (the test holds /run/lock/ycsbctl-cluster.lock)
 	./integration/servers.sh install cassandra
 	./integration/servers.sh install hbase
-	$(GO) test -count=1 -tags cluster -timeout 75m -v ./integration/cluster/ 2>&1 | tee .cluster-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:' ; rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || ./scripts/test-failures.sh .cluster-test.log; exit $$rc
+	$(GO) test -count=1 -tags cluster -timeout 75m -v ./integration/cluster/ 2>&1 | tee .cluster-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:' ; $(call failures,.cluster-test.log)
 
 bench: ## per-operation harness cost, telemetry's sampling and internals-read cost, and end-to-end basic-DB throughput
 	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,16 ./internal/workload/ ./internal/generator/ ./internal/measurement/ ./adapters/cassandra/ ./internal/clock/ ./internal/telemetry/ ./adapters/mongodb/

@@ -67,12 +67,11 @@ func TestFailureSummary(t *testing.T) {
 		return string(sum)
 	}
 
-	for _, verbose := range []bool{false, true} {
-		name := map[bool]string{false: "quiet", true: "verbose"}[verbose]
-		flags := []string{}
-		if verbose {
-			flags = append(flags, "-v")
-		}
+	for _, mode := range []struct {
+		name  string
+		flags []string
+	}{{"quiet", nil}, {"verbose", []string{"-v"}}} {
+		name, flags := mode.name, mode.flags
 		t.Run(name+"/failed", func(t *testing.T) {
 			sum := goTest(t, append(flags, "-run", "^(TestPasses|TestFails)$")...)
 			assert.Contains(t, sum, "--- FAIL: TestFails")
