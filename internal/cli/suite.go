@@ -243,23 +243,23 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 		exec.banner = p.Line()
 	}
 	// The first Ctrl-C reaches the running step too (it stops
-	// gracefully); the suite stops after it. A second one aborts the
-	// step, as in a single run.
+	// gracefully); the suite stops after it (exit 6). A second one aborts
+	// the step, as in a single run, and the suite (exit 4).
 	sigs := make(chan os.Signal, 2)
 	gs.SignalNotify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer gs.SignalStop(sigs)
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
-		first := true
-		for {
+		for n := 1; ; n++ {
 			select {
 			case <-sigs:
-				if first {
-					first = false
+				if n == 1 {
 					fmt.Fprintf(stderr, "suite %s: interrupted: ending the current step, then stopping (continue later with --resume --results %s)\n", file.Name, dir)
+					r.Stop()
+				} else {
+					r.Abort()
 				}
-				r.Stop()
 			case <-done:
 				return
 			}
@@ -283,8 +283,8 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 				failed++
 			}
 		}
-		if code == exitcode.Aborted {
-			return exitcode.Wrap(code, fmt.Errorf("suite %s interrupted; continue with: ycsbctl suite %s --resume --results %s", file.Name, shellquote.Join(args), shellquote.Quote(dir)))
+		if code.ByOperator() {
+			return exitcode.Wrap(code, fmt.Errorf("suite %s %s; continue with: ycsbctl suite %s --resume --results %s", file.Name, st.Status, shellquote.Join(args), shellquote.Quote(dir)))
 		}
 		return exitcode.Wrap(code, fmt.Errorf("suite %s: %d step(s) did not pass", file.Name, failed))
 	}

@@ -326,7 +326,7 @@ steps:
 	start := time.Now()
 	r := executeWithSignals(t, "", sig.notify, "suite", file, "--results", res)
 	cancel()
-	require.Equal(t, 4, r.code, r.stderr)
+	require.Equal(t, 6, r.code, "one Ctrl-C stops the suite as it stops a run\n%s", r.stderr)
 	assert.Less(t, time.Since(start), 15*time.Second, "the interrupted step did not stop gracefully")
 	assert.Contains(t, r.stderr, "interrupted: ending the current step")
 	assert.Contains(t, r.stderr, "--resume --results "+res)
@@ -338,6 +338,9 @@ steps:
 	}
 	assert.Equal(t, []string{suite.StatusPassed, suite.StatusPassed, suite.StatusIncomplete, suite.StatusPending}, statuses)
 	assert.True(t, st.Interrupted)
+	assert.Equal(t, suite.SuiteStopped, st.Status)
+	require.NotNil(t, st.ExitCode)
+	assert.Equal(t, 6, *st.ExitCode)
 	b, err := bundle.Read(filepath.Join(res, "basic", "03-run-workloada"))
 	require.NoError(t, err)
 	assert.Equal(t, run.StatusStopped, b.Run.Status, "the step was stopped gracefully")

@@ -400,12 +400,13 @@ func TestRunnerStopMarksIncomplete(t *testing.T) {
 		// Ctrl-C arrives during the first step, which ends as a
 		// gracefully stopped run does.
 		r.Stop()
-		return exitcode.Aborted
+		return exitcode.Stopped
 	}}
 	r = &Runner{Plan: p, Exec: ex, Clock: clock.NewReal()}
 	st, code := r.Run(context.Background())
-	assert.Equal(t, exitcode.Aborted, code)
+	assert.Equal(t, exitcode.Stopped, code, "one Ctrl-C stops the suite (6), as it stops a run")
 	assert.True(t, st.Interrupted)
+	assert.Equal(t, SuiteStopped, st.Status)
 	assert.Equal(t, StatusIncomplete, st.Steps[0].Status)
 	assert.Equal(t, StatusPending, st.Steps[1].Status)
 	assert.Len(t, ex.calls, 1)
@@ -418,7 +419,7 @@ func TestRunnerStopMarksIncomplete(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(raw, &doc))
 	require.Len(t, doc.Steps, 2)
-	assert.Equal(t, float64(exitcode.Aborted), doc.Steps[0]["exit_code"])
+	assert.Equal(t, float64(exitcode.Stopped), doc.Steps[0]["exit_code"])
 	assert.NotContains(t, doc.Steps[1], "exit_code", "pending step: %v", doc.Steps[1])
 }
 
