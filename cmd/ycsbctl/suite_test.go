@@ -104,3 +104,89 @@ func TestSuiteSignalsFollowTheExitCodeTable(t *testing.T) {
 		})
 	}
 }
+
+// shortSuite is a suite of one one-second step on basic.
+func shortSuite(name, step string) string {
+	return "name: " + name + `
+databases: [basic]
+properties: {basicdb.verbose: false, recordcount: 10}
+steps:
+  - run: workloada
+    name: ` + step + `
+    duration: 1s
+`
+}
+
+// snapshot reads every file under dir, by relative path.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(dir, path)
+		out[rel] = string(b)
+		return err
+	}))
+	return out
+}
+
+// TestSuiteResumeRefusesAnotherSuite: --resume continues the suite in its
+// results directory and nothing else. Another suite's file (another name,
+// or the same name planning other steps) is refused with exit 2 naming
+// what is there and what was asked, and the directory is left as it was;
+// a directory without a suite is "nothing to resume". (Suite B used to run
+// in A's directory and replace its suite.json, suite.yaml and workbook,
+// exit 0; --resume into a missing directory silently started afresh.)
+func TestSuiteResumeRefusesAnotherSuite(t *testing.T) {
+	work := t.TempDir()
+	a := writeSuite(t, work, "a.yaml", shortSuite("a", "first"))
+	resA := filepath.Join(work, "A")
+	r := ycsbctl(t, "suite", a, "--results", resA)
+	require.Equal(t, 0, r.code, r.stderr)
+	before := snapshot(t, resA)
+	require.Contains(t, before, "suite.json")
+	require.Contains(t, before, "summary.xlsx")
+
+	cases := []struct {
+		name, file string
+		want       []string
+	}{
+		{"another name", writeSuite(t, work, "b.yaml", shortSuite("b", "first")),
+			[]string{`holds the results of suite "a"`, `not those of suite "b"`, "b.yaml"}},
+		{"the same name, other steps", writeSuite(t, work, "a2.yaml", shortSuite("a", "second")),
+			[]string{`suite "a"`, "basic/01-first (passed)", "a2.yaml", "does not plan"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := ycsbctl(t, "suite", c.file, "--resume", "--results", resA)
+			require.Equal(t, 2, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			for _, w := range c.want {
+				assert.Contains(t, r.stderr, w)
+			}
+			assert.Equal(t, before, snapshot(t, resA), "the directory of suite a changed")
+		})
+	}
+	// The suite that is there resumes (nothing left to run).
+	r = ycsbctl(t, "suite", a, "--resume", "--results", resA)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "already complete, skipped")
+
+	for _, c := range []struct{ name, dir, why string }{
+		{"missing directory", filepath.Join(work, "missing"), "the directory does not exist"},
+		{"directory without a suite", t.TempDir(), "the directory holds no suite"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, args := range [][]string{{"suite", a}, {"suite"}} {
+				r := ycsbctl(t, append(args, "--resume", "--results", c.dir)...)
+				require.Equal(t, 2, r.code, "%v: %s", args, r.stderr)
+				assert.Contains(t, r.stderr, "nothing to resume: "+c.why)
+				assert.Contains(t, r.stderr, "drop --resume")
+				entries, _ := os.ReadDir(c.dir)
+				assert.Empty(t, entries, "%v wrote into %s", args, c.dir)
+			}
+		})
+	}
+}

@@ -63,11 +63,13 @@ suites'). -p beats every property of the file; --db replaces its
 databases; --agents runs every step distributed, over mutual TLS with
 --tls-cert/--tls-key/--tls-ca and a token (--token-file or YCSBCTL_TOKEN)
 as 'coordinator load|run' take them. Ctrl-C ends the current step
-gracefully and stops the suite; --resume with the same --results skips the
-steps whose bundle is complete and was made with the same configuration,
-and refuses (exit 2, naming what differs) when a completed step's was
-another. A failed step stops the suite unless --keep-going. The exit code
-is 0 only when every step passed.
+gracefully and stops the suite (exit 6; a second Ctrl-C aborts it, exit
+4); --resume with the same --results skips the steps whose bundle is
+complete and was made with the same configuration, and refuses (exit 2)
+a directory without a suite, another suite's, or a completed step made
+with another configuration (naming what differs). A failed step stops the
+suite unless --keep-going. The exit code is 0 only when every step
+passed; suite.json records it.
 
   ycsbctl suite comparison2014 --db cassandra,mongodb -p recordcount=100000 --dry-run
   ycsbctl suite my-study.yaml --results results/study1
@@ -187,6 +189,12 @@ func errNoFile(err error) string {
 func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 	if f.resume && f.results == "" {
 		return invalid(errors.New("flag --resume: expected --results DIR, the directory of the suite to continue"))
+	}
+	if f.resume {
+		// Before the file: without FILE the suite is the one kept there.
+		if err := suite.Resumable(f.results); err != nil {
+			return invalid(err)
+		}
 	}
 	file, err := loadSuite(gs, f, args)
 	if err != nil {
