@@ -190,3 +190,60 @@ func TestSuiteResumeRefusesAnotherSuite(t *testing.T) {
 		})
 	}
 }
+
+// TestSuiteRefusesBeforeTheFirstStep: what a step would refuse when the
+// suite reached it, the suite refuses before its first step, in its dry
+// run and in a real run alike: exit 2 naming the step, the property and
+// the value, and nothing written (no bundle, no suite.json). The dry run
+// used to pass these, and the real run refused the second step after the
+// first had run; a sweep over a property nothing reads ran identical
+// steps.
+func TestSuiteRefusesBeforeTheFirstStep(t *testing.T) {
+	const head = "name: bad\ndatabases: [basic]\nproperties: {basicdb.verbose: false, recordcount: 10}\nsteps:\n  - run: workloada\n    duration: 1s\n"
+	second := func(extra string) string {
+		return head + "  - run: workloadc\n    name: second\n    duration: 1s\n" + extra
+	}
+	cases := []struct {
+		name, file string
+		args       []string
+		want       []string
+	}{
+		{"an integer property given a fraction", second("    properties: {basicdb.simulatedelay: 1.5}\n"), nil,
+			[]string{"line 10", "step second of basic", `"basicdb.simulatedelay"="1.5"`, "integer"}},
+		{"a boolean property given a word", second("    properties: {basicdb.randomizedelay: nope}\n"), nil,
+			[]string{"step second of basic", `"basicdb.randomizedelay"="nope"`, "true or false"}},
+		{"values the adapter refuses together", second("    properties: {basicdb.slots: 4}\n"), nil,
+			[]string{"step second of basic", `"basicdb.slots"="4"`, "basicdb.simulatedelay"}},
+		{"a swept value", second("    sweep: {basicdb.simulatedelay: [0, 2, x]}\n"), nil,
+			[]string{"line 10", `key "basicdb.simulatedelay"`, `"basicdb.simulatedelay"="x"`}},
+		{"a sweep over a property nothing reads", second("    sweep: {readproportin: [0.1, 0.9]}\n"), nil,
+			[]string{"line 10", "readproportin", "did you mean readproportion?", "2 identical runs"}},
+		{"a step setting a property nothing reads", second("    properties: {readproportin: 0.9}\n"), nil,
+			[]string{"line 10", `key "properties.readproportin"`, "did you mean readproportion?"}},
+		{"another adapter's property given to one database", second("    per_database:\n      basic: {embedded.cachemb: 64}\n"), nil,
+			[]string{`key "per_database.basic.embedded.cachemb"`, "read by the embedded adapter, not by basic"}},
+		{"a schema option of a server's adapter", "name: bad\ndatabases:\n  - db: hbase\n    properties: {hbase.zookeeper.quorum: '127.0.0.1:1', columnfamily: f}\nsteps:\n  - load: workloada\n    properties: {hbase.compression: nope}\n", nil,
+			[]string{"line 7", "step load-workloada of hbase", `"hbase.compression"="nope"`, "NONE, GZ"}},
+		{"duplicate agents", head, []string{"--agents", "127.0.0.1:1,127.0.0.1:1"},
+			[]string{"step 01-run-workloada of basic", "duplicate agent 127.0.0.1:1"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			work := t.TempDir()
+			file := writeSuite(t, work, "bad.yaml", c.file)
+			res := filepath.Join(work, "res")
+			var errs []string
+			for _, mode := range [][]string{{"--dry-run"}, nil} {
+				args := append(append([]string{"suite", file, "--results", res}, c.args...), mode...)
+				r := ycsbctl(t, args...)
+				require.Equal(t, 2, r.code, "%v\nstdout:\n%s\nstderr:\n%s", mode, r.stdout, r.stderr)
+				for _, w := range c.want {
+					assert.Contains(t, r.stderr, w, "%v", mode)
+				}
+				assert.NoDirExists(t, res, "%v: refused, yet it wrote results", mode)
+				errs = append(errs, r.stderr)
+			}
+			assert.Equal(t, errs[0], errs[1], "the real run refuses as its dry run does")
+		})
+	}
+}

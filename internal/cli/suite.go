@@ -227,6 +227,9 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 	if err != nil {
 		return invalid(err)
 	}
+	if err := checkDistributed(plan, dist); err != nil {
+		return err
+	}
 	if f.dryRun {
 		return plan.Print(gs.Stdout)
 	}
@@ -278,6 +281,9 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 		where = "over " + plural.Count(len(dist.Agents), "agent")
 	}
 	fmt.Fprintf(stderr, "suite %s: %s %s, results in %s\n", file.Name, plural.Count(len(plan.Items), "item"), where, dir)
+	for _, w := range plan.Warnings() {
+		fmt.Fprintf(stderr, "suite %s: %s\n", file.Name, w)
+	}
 	st, code := r.Run(gs.Ctx)
 	printSuiteSummary(gs.Stdout, st)
 	printCapacities(gs.Stdout, dir, st)

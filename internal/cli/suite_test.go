@@ -422,7 +422,7 @@ func TestSuiteBadFiles(t *testing.T) {
 		{"sweep on a non-sweepable key", base + "steps:\n  - run: workloada\n    warmup: [1s, 2s]\n", []string{"line 5", `key "warmup"`, "cannot be swept"}},
 		{"unknown workload", base + "steps:\n  - run: workloadz\n", []string{"line 4", `key "run"`, `"workloadz"`}},
 		{"unknown adapter", "name: bad\ndatabases:\n  - db: nosuchdb\nsteps:\n  - run: workloada\n", []string{"line 3", `key "db"`, `"nosuchdb"`}},
-		{"bad property value", base + "steps:\n  - run: workloada\n    properties: {requestdistribution: gaussian}\n", []string{"line 4", "requestdistribution", "gaussian"}},
+		{"bad property value", base + "steps:\n  - run: workloada\n    properties: {requestdistribution: gaussian}\n", []string{"line 5", `key "properties.requestdistribution"`, "step run-workloada of basic", "gaussian"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -443,7 +443,7 @@ func TestSuiteBadFiles(t *testing.T) {
 
 func TestSuiteDryRunComparison2014(t *testing.T) {
 	res := filepath.Join(t.TempDir(), "r")
-	r := execute(t, "", "suite", "comparison2014", "-p", "recordcount=20000", "--db", "cassandra,embedded", "--dry-run", "--results", res)
+	r := execute(t, "", "suite", "comparison2014", "-p", "recordcount=20000", "-p", "hosts=127.0.0.1", "--db", "cassandra,embedded", "--dry-run", "--results", res)
 	require.Equal(t, 0, r.code, r.stderr)
 	out := r.stdout
 	t.Log("\n" + out)
