@@ -247,3 +247,85 @@ func TestSuiteRefusesBeforeTheFirstStep(t *testing.T) {
 		})
 	}
 }
+
+// TestSuiteExitCodeIsItsRecord is the class of #18: on every path a suite
+// can end by, the process's exit code is the one suite.json records for
+// the suite, with the status that goes with it, and the last step's own
+// record agrees; a suite refused before its first step (2) writes no
+// suite.json at all.
+func TestSuiteExitCodeIsItsRecord(t *testing.T) {
+	type env struct {
+		work, res string
+		agents    []*agentProcess
+	}
+	cases := []struct {
+		name   string
+		file   func(e *env) string
+		args   func(e *env) []string
+		agents int
+		// drive acts on the running suite (nil: let it end).
+		drive        func(t *testing.T, e *env, p *proc)
+		code         int
+		status, step string
+	}{
+		{name: "every step passes", file: func(*env) string { return shortSuite("ok", "only") }, code: 0, status: "complete", step: "passed"},
+		{name: "a step's database errors", code: 5, status: "failed", step: "failed", file: func(e *env) string {
+			return "name: errors\ndatabases:\n  - db: embedded\n    properties: {embedded.dir: " + filepath.Join(e.work, "empty") +
+				"}\nproperties: {recordcount: 10, ycsbctl.maxerrorrate: 0}\nsteps:\n  - run: workloadc\n    operations: 100\n"
+		}},
+		{name: "a step refused", code: 2, file: func(*env) string { return shortSuite("bad", "only") + "    properties: {basicdb.slots: x}\n" }},
+		{name: "stopped", code: 6, status: "stopped", step: "incomplete", file: func(*env) string { return longStep("1") },
+			drive: func(t *testing.T, _ *env, p *proc) {
+				p.waitLines(t, `sec: \d+ operations`, 1, 60*time.Second)
+				p.signal(syscall.SIGINT)
+			}},
+		{name: "aborted", code: 4, status: "aborted", step: "incomplete", file: func(*env) string { return longStep("3000") },
+			drive: func(t *testing.T, _ *env, p *proc) {
+				p.waitLines(t, `sec: \d+ operations`, 1, 60*time.Second)
+				p.signal(syscall.SIGINT)
+				p.waitLines(t, `interrupted: ending the current step`, 1, 30*time.Second)
+				p.signal(syscall.SIGINT)
+			}},
+		{name: "an agent lost", code: 3, status: "failed", step: "failed", agents: 2, file: func(*env) string { return longStep("1") },
+			args: func(e *env) []string {
+				return []string{"--agents", e.agents[0].addr + "," + e.agents[1].addr, "--agent-timeout", "2s"}
+			},
+			drive: func(t *testing.T, e *env, p *proc) {
+				p.waitLines(t, `sec: \d+ operations`, 1, 60*time.Second)
+				require.NoError(t, e.agents[1].cmd.Process.Kill())
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := &env{work: t.TempDir()}
+			e.res = filepath.Join(e.work, "res")
+			for i := 0; i < c.agents; i++ {
+				e.agents = append(e.agents, startAgent(t))
+			}
+			args := []string{"suite", writeSuite(t, e.work, "s.yaml", c.file(e)), "--results", e.res}
+			if c.args != nil {
+				args = append(args, c.args(e)...)
+			}
+			p := startProc(t, e.work, args...)
+			if c.drive != nil {
+				c.drive(t, e, p)
+			}
+			code := p.wait(t, 120*time.Second)
+			require.Equal(t, c.code, code, "exit code\n%s", p.stderr())
+			if code == 2 {
+				assert.NoFileExists(t, filepath.Join(e.res, "suite.json"), "refused before the first step")
+				return
+			}
+			st := readSuite(t, e.res)
+			require.NotNil(t, st.ExitCode, "suite.json has the suite's exit code")
+			assert.Equal(t, code, *st.ExitCode, "suite.json's exit code is the process's")
+			assert.Equal(t, c.status, st.Status)
+			require.NotEmpty(t, st.Steps)
+			last := st.Steps[len(st.Steps)-1]
+			assert.Equal(t, c.step, last.Status)
+			require.NotNil(t, last.ExitCode)
+			assert.Equal(t, code, *last.ExitCode, "the step's exit code in suite.json")
+			assert.Equal(t, code, readRun(t, filepath.Join(e.res, last.Dir)).ExitCode, "the step's run.json")
+		})
+	}
+}
