@@ -1,9 +1,12 @@
 package main_test
 
 import (
+	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +26,16 @@ type suiteRecord struct {
 		Status   string `json:"status"`
 		ExitCode *int   `json:"exit_code"`
 	} `json:"steps"`
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer func() { _ = f.Close() }()
+	rows, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err, path)
+	return rows
 }
 
 func readSuite(t *testing.T, dir string) suiteRecord {
@@ -101,6 +114,14 @@ func TestSuiteSignalsFollowTheExitCodeTable(t *testing.T) {
 			r := readRun(t, filepath.Join(res, st.Steps[0].Dir))
 			assert.Equal(t, c.run, string(r.Status), "the step's run.json status")
 			assert.Equal(t, c.code, r.ExitCode, "the step's run.json exit code")
+			// The workbook's rows (summary.csv has the Overall sheet's)
+			// and the comparison page say the same.
+			rows := readCSV(t, filepath.Join(res, "summary.csv"))
+			require.Len(t, rows, 2, "a header and the step's row")
+			assert.Equal(t, c.run, rows[1][slices.Index(rows[0], "Status")], "summary.csv")
+			page, err := os.ReadFile(filepath.Join(res, "compare.html"))
+			require.NoError(t, err)
+			assert.Contains(t, string(page), fmt.Sprintf("The suite %s: exit %d", c.suite, c.code), "compare.html")
 		})
 	}
 }

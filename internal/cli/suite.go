@@ -371,6 +371,9 @@ func writeSuiteReports(gs *GlobalState, dir string) error {
 	for _, m := range d.Missing {
 		page.Notes = append(page.Notes, fmt.Sprintf("%s %s: no results (%s).", m.Database, filepath.Base(m.Dir), m.Status))
 	}
+	if code := d.State.ExitCode; code != nil && *code != 0 {
+		page.Notes = append(page.Notes, fmt.Sprintf("The suite %s: exit %d (%s).", d.State.Status, *code, d.State.ExitReason))
+	}
 	if err := writeOutput(gs, filepath.Join(dir, SuiteCompare), func(w io.Writer) error { return page.WriteHTML(w, gs.Clock.Now()) }); err != nil {
 		return err
 	}
