@@ -196,6 +196,13 @@ type Info struct {
 	// this adapter differs from YCSB's binding, and why.
 	Differences []string
 	Driver      Driver
+	// Check checks the adapter's properties as Open (and init, for the
+	// schema options) does before it connects, without connecting,
+	// creating or opening anything (it may read files the properties
+	// name, as Open would): a suite checks every step with it before
+	// its first, so that a value Open refuses is refused before anything
+	// ran. Errors name the property (a *properties.Error).
+	Check func(p *properties.Properties) error
 	// Where, for an adapter that keeps its data on this host, says where
 	// (a run's first line says it, so nobody benchmarks a store they did
 	// not mean); nil for adapters that reach a server.
@@ -284,6 +291,15 @@ func namesLocked() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// CheckProperties checks p as the adapter's Open would, without opening
+// anything (Info.Check); nil when the adapter has no Check.
+func (i *Info) CheckProperties(p *properties.Properties) error {
+	if i.Check == nil {
+		return nil
+	}
+	return i.Check(p)
 }
 
 // Undeclared returns the keys among read (as recorded by

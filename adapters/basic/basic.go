@@ -43,6 +43,7 @@ func init() {
 			"basicdb.count (YCSB's per-key operation counting, a debugging aid) is not implemented: it would put a shared map on the hot path; the run summary already counts operations.",
 		},
 		Driver: adapters.DriverFunc(Open),
+		Check:  Check,
 	})
 }
 
@@ -60,35 +61,56 @@ type DB struct {
 	out    *bufio.Writer
 }
 
+// config is what the BasicDB properties say.
+type config struct {
+	verbose, randomize bool
+	delayMs, slots     int64
+}
+
+// parseConfig reads and checks the BasicDB properties: Open's and
+// Check's.
+func parseConfig(p *properties.Properties) (config, error) {
+	var c config
+	var err error
+	if c.verbose, err = p.Bool(PropVerbose, true); err != nil {
+		return c, err
+	}
+	if c.delayMs, err = p.NonNegInt64(PropSimulatedDelay, 0); err != nil {
+		return c, err
+	}
+	if c.randomize, err = p.Bool(PropRandomizeDelay, true); err != nil {
+		return c, err
+	}
+	if c.slots, err = p.NonNegInt64(PropSlots, 0); err != nil {
+		return c, err
+	}
+	switch {
+	case c.slots > maxSlots:
+		return c, &properties.Error{Property: PropSlots, Value: strconv.FormatInt(c.slots, 10), Expected: "at most " + strconv.Itoa(maxSlots) + " slots"}
+	case c.slots > 0 && c.delayMs == 0:
+		return c, &properties.Error{Property: PropSlots, Value: strconv.FormatInt(c.slots, 10),
+			Expected: "0 unless " + PropSimulatedDelay + " is above 0 (a slot is held for the delay)"}
+	}
+	return c, nil
+}
+
+// Check checks the BasicDB properties (adapters.Info.Check).
+func Check(p *properties.Properties) error {
+	_, err := parseConfig(p)
+	return err
+}
+
 // Open reads the BasicDB properties.
 func Open(_ context.Context, p *properties.Properties) (adapters.DB, error) {
-	v, err := p.Bool(PropVerbose, true)
+	c, err := parseConfig(p)
 	if err != nil {
 		return nil, err
 	}
-	d, err := p.NonNegInt64(PropSimulatedDelay, 0)
-	if err != nil {
-		return nil, err
+	db := &DB{verbose: c.verbose, delay: time.Duration(c.delayMs) * time.Millisecond, randomize: c.randomize}
+	if c.slots > 0 {
+		db.server = newServer(int(c.slots))
 	}
-	r, err := p.Bool(PropRandomizeDelay, true)
-	if err != nil {
-		return nil, err
-	}
-	slots, err := p.NonNegInt64(PropSlots, 0)
-	if err != nil {
-		return nil, err
-	}
-	db := &DB{verbose: v, delay: time.Duration(d) * time.Millisecond, randomize: r}
-	switch {
-	case slots > maxSlots:
-		return nil, &properties.Error{Property: PropSlots, Value: strconv.FormatInt(slots, 10), Expected: "at most " + strconv.Itoa(maxSlots) + " slots"}
-	case slots > 0 && d == 0:
-		return nil, &properties.Error{Property: PropSlots, Value: strconv.FormatInt(slots, 10),
-			Expected: "0 unless " + PropSimulatedDelay + " is above 0 (a slot is held for the delay)"}
-	case slots > 0:
-		db.server = newServer(int(slots))
-	}
-	if v {
+	if c.verbose {
 		db.out = bufio.NewWriterSize(Output, 64<<10)
 	}
 	return db, nil

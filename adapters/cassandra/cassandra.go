@@ -126,6 +126,7 @@ func init() {
 			"Schema: YCSB's binding creates nothing (the keyspace and table must exist); ycsbctl init creates them with the replication, compression and compaction properties.",
 		},
 		Driver: adapters.DriverFunc(open),
+		Check:  check,
 	})
 }
 
@@ -189,7 +190,38 @@ func parseConsistency(p *properties.Properties, key string) (gocql.Consistency, 
 	return c, nil
 }
 
+// parseConfig reads and checks every property, the TLS files included.
 func parseConfig(p *properties.Properties) (*config, error) {
+	c, err := parseSettings(p)
+	if err != nil {
+		return nil, err
+	}
+	if c.tls, err = tlsConfig(p); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// check checks the properties as open, init and drop do, without
+// connecting or reading the TLS files, which need only exist where the
+// database is opened (adapters.Info.Check).
+func check(p *properties.Properties) error {
+	c, err := parseSettings(p)
+	if err != nil {
+		return err
+	}
+	if _, err := tlsSettings(p); err != nil {
+		return err
+	}
+	if _, err := (&DB{keyspace: c.keyspace, table: c.table}).schemaFrom(p); err != nil {
+		return err
+	}
+	_, err = p.OneOf(propDrop, "table", "table", "keyspace")
+	return err
+}
+
+// parseSettings reads and checks every property but TLS's.
+func parseSettings(p *properties.Properties) (*config, error) {
 	c := &config{}
 	for _, h := range strings.Split(p.String(propHosts, ""), ",") {
 		if h = strings.TrimSpace(h); h != "" {
@@ -262,9 +294,6 @@ func parseConfig(p *properties.Properties) (*config, error) {
 	}
 	c.readTimeout = time.Duration(rt) * time.Millisecond
 	if c.tracing, err = p.Bool(propTracing, false); err != nil {
-		return nil, err
-	}
-	if c.tls, err = tlsConfig(p); err != nil {
 		return nil, err
 	}
 	bp, err := p.PositiveInt64(propBatchParallel, defaultBatchParallel)
@@ -400,29 +429,48 @@ type traceCounter struct{ n atomic.Int64 }
 
 func (t *traceCounter) Trace([]byte) { t.n.Add(1) }
 
+// tlsProps are the TLS properties, checked but for their files.
+type tlsProps struct {
+	use, verify   bool
+	ca, cert, key string
+}
+
+// tlsSettings reads and checks the TLS properties without reading the
+// files they name.
+func tlsSettings(p *properties.Properties) (tlsProps, error) {
+	var t tlsProps
+	var err error
+	if t.use, err = p.Bool(propUseSSL, false); err != nil {
+		return t, err
+	}
+	t.ca, t.cert, t.key = p.String(propSSLCA, ""), p.String(propSSLCert, ""), p.String(propSSLKey, "")
+	if t.verify, err = p.Bool(propSSLVerifyHost, true); err != nil {
+		return t, err
+	}
+	if !t.use {
+		for _, k := range []string{propSSLCA, propSSLCert, propSSLKey} {
+			if p.String(k, "") != "" {
+				return t, &properties.Error{Property: k, Expected: "cassandra.useSSL=true as well (TLS is off)"}
+			}
+		}
+	}
+	if (t.cert == "") != (t.key == "") {
+		return t, &properties.Error{Property: propSSLCert, Expected: "cassandra.ssl.cert and cassandra.ssl.key to be set together"}
+	}
+	return t, nil
+}
+
 // tlsConfig builds the client TLS settings of cassandra.useSSL, reading
 // the PEM files now so that a wrong path is a configuration error naming
 // its property rather than a connection failure.
 func tlsConfig(p *properties.Properties) (*tls.Config, error) {
-	use, err := p.Bool(propUseSSL, false)
-	if err != nil {
+	t, err := tlsSettings(p)
+	if err != nil || !t.use {
 		return nil, err
 	}
-	ca, cert, key := p.String(propSSLCA, ""), p.String(propSSLCert, ""), p.String(propSSLKey, "")
-	verify, err := p.Bool(propSSLVerifyHost, true)
-	if err != nil {
-		return nil, err
-	}
-	if !use {
-		for _, k := range []string{propSSLCA, propSSLCert, propSSLKey} {
-			if p.String(k, "") != "" {
-				return nil, &properties.Error{Property: k, Expected: "cassandra.useSSL=true as well (TLS is off)"}
-			}
-		}
-		return nil, nil
-	}
+	ca, cert, key := t.ca, t.cert, t.key
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if !verify {
+	if !t.verify {
 		// Go's only switch to skip the host-name check also skips the
 		// chain check, so the chain is verified here instead.
 		cfg.InsecureSkipVerify = true //nolint:gosec // chain checked in VerifyConnection
@@ -438,9 +486,6 @@ func tlsConfig(p *properties.Properties) (*tls.Config, error) {
 			return nil, &properties.Error{Property: propSSLCA, Value: ca, Expected: "a PEM file with at least one CA certificate"}
 		}
 		cfg.RootCAs = pool
-	}
-	if (cert == "") != (key == "") {
-		return nil, &properties.Error{Property: propSSLCert, Expected: "cassandra.ssl.cert and cassandra.ssl.key to be set together"}
 	}
 	if cert != "" {
 		pair, err := tls.LoadX509KeyPair(cert, key)

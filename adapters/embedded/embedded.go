@@ -61,6 +61,7 @@ func init() {
 			"Not a YCSB binding: ycsbctl's own store, so that a run works with no server; no YCSB class maps to it.",
 		},
 		Driver: adapters.DriverFunc(Open),
+		Check:  Check,
 		Where:  Where,
 	})
 }
@@ -75,14 +76,28 @@ type DB struct {
 	pool  sync.Pool
 }
 
+// settings reads and checks the store's properties: Open's and Check's.
+func settings(p *properties.Properties) (dir string, sync bool, cacheMB int64, err error) {
+	dir = p.String(PropDir, DefaultDir())
+	if sync, err = p.Bool(PropSync, false); err != nil {
+		return "", false, 0, err
+	}
+	if cacheMB, err = p.PositiveInt64(PropCache, 256); err != nil {
+		return "", false, 0, err
+	}
+	return dir, sync, cacheMB, nil
+}
+
+// Check checks the store's properties without creating or opening the
+// store (adapters.Info.Check).
+func Check(p *properties.Properties) error {
+	_, _, _, err := settings(p)
+	return err
+}
+
 // Open opens (creating if needed) the store in embedded.dir.
 func Open(_ context.Context, p *properties.Properties) (adapters.DB, error) {
-	dir := p.String(PropDir, DefaultDir())
-	sync, err := p.Bool(PropSync, false)
-	if err != nil {
-		return nil, err
-	}
-	mb, err := p.PositiveInt64(PropCache, 256)
+	dir, sync, mb, err := settings(p)
 	if err != nil {
 		return nil, err
 	}

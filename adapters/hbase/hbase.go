@@ -148,6 +148,7 @@ func init() {
 			"Schema: YCSB's binding creates nothing; ycsbctl init creates the table with one version per cell and HBase's defaults (DATA_BLOCK_ENCODING NONE, not gohbase's FAST_DIFF) unless the hbase.* init properties say otherwise.",
 		},
 		Driver: adapters.DriverFunc(open),
+		Check:  check,
 	})
 }
 
@@ -234,7 +235,45 @@ func quorumFrom(p *properties.Properties) (string, error) {
 	return strings.Join(out, ","), nil
 }
 
+// check checks the properties as open and init do, without connecting
+// (adapters.Info.Check).
+func check(p *properties.Properties) error {
+	if _, err := configure(p); err != nil {
+		return err
+	}
+	if _, _, err := splitKeys(p); err != nil {
+		return err
+	}
+	_, err := schemaOptionsFrom(p)
+	return err
+}
+
 func open(ctx context.Context, p *properties.Properties) (adapters.DB, error) {
+	d, err := configure(p)
+	if err != nil {
+		return nil, err
+	}
+	d.client = gohbase.NewClient(d.quorum, d.opts...)
+	d.rpc, _ = d.client.(gohbase.RPCClient)
+
+	// gohbase connects lazily; Open must fail on an unreachable cluster, so
+	// locate hbase:meta now (ZooKeeper, then the RegionServer holding meta).
+	pctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	get, err := hrpc.NewGetStr(pctx, "hbase:meta", "ycsbctl-probe")
+	if err == nil {
+		_, err = d.client.Get(get)
+	}
+	if err != nil {
+		d.client.Close()
+		return nil, fmt.Errorf("hbase: cannot reach HBase through ZooKeeper %s (property %s): %w", d.quorum, propQuorum, err)
+	}
+	return d, nil
+}
+
+// configure reads and checks the properties into a DB not yet connected:
+// open's and check's.
+func configure(p *properties.Properties) (*DB, error) {
 	d := &DB{
 		table:  p.String(propTable, "usertable"),
 		family: p.String(propColumnFamily, ""),
@@ -317,21 +356,6 @@ func open(ctx context.Context, p *properties.Properties) (adapters.DB, error) {
 		gohbase.RegionLookupTimeout(d.timeout),
 		gohbase.RegionReadTimeout(d.timeout),
 		gohbase.ZookeeperTimeout(max(d.timeout, 5*time.Second)),
-	}
-	d.client = gohbase.NewClient(d.quorum, d.opts...)
-	d.rpc, _ = d.client.(gohbase.RPCClient)
-
-	// gohbase connects lazily; Open must fail on an unreachable cluster, so
-	// locate hbase:meta now (ZooKeeper, then the RegionServer holding meta).
-	pctx, cancel := context.WithTimeout(ctx, d.timeout)
-	defer cancel()
-	get, err := hrpc.NewGetStr(pctx, "hbase:meta", "ycsbctl-probe")
-	if err == nil {
-		_, err = d.client.Get(get)
-	}
-	if err != nil {
-		d.client.Close()
-		return nil, fmt.Errorf("hbase: cannot reach HBase through ZooKeeper %s (property %s): %w", d.quorum, propQuorum, err)
 	}
 	return d, nil
 }

@@ -82,6 +82,13 @@ type config struct {
 	secrets        []string
 }
 
+// maxPoolSize bounds the connections per host (mongodb.maxconnections,
+// maxPoolSize): the driver allocates its pool at that size up front.
+const (
+	maxPoolSize = 100_000
+	maxPoolText = "at most 100000 connections"
+)
+
 func urlError(value, expected string) error {
 	return &properties.Error{Property: propURL, Value: value, Expected: expected}
 }
@@ -112,6 +119,10 @@ func parseConfig(p *properties.Properties) (*config, error) {
 	cs, err := connstring.ParseAndValidate(raw)
 	if err != nil {
 		return nil, urlError(c.redactedURL, "a valid MongoDB connection string ("+c.scrub(err.Error())+")")
+	}
+	if cs.MaxPoolSize > maxPoolSize {
+		// The driver allocates its pool at this size: a huge one panics.
+		return nil, urlError(c.redactedURL, "maxPoolSize "+maxPoolText)
 	}
 	c.cs = cs
 	// YCSB: the URL's database unless the URL was defaulted or names admin
@@ -194,6 +205,9 @@ func applyLegacyOptions(u string, p *properties.Properties) (string, error) {
 		n, err := p.PositiveInt64(propMaxConns, 0)
 		if err != nil {
 			return "", err
+		}
+		if n > maxPoolSize {
+			return "", &properties.Error{Property: propMaxConns, Value: strconv.FormatInt(n, 10), Expected: maxPoolText}
 		}
 		u = addURLOption(u, "maxPoolSize", strconv.FormatInt(n, 10))
 	}

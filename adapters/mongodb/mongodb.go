@@ -53,7 +53,16 @@ func init() {
 		Properties:  knownProperties,
 		Differences: differences,
 		Driver:      adapters.DriverFunc(Open),
+		Check:       Check,
 	})
+}
+
+// Check checks the properties as Open and init do, without connecting
+// (adapters.Info.Check); a mongodb+srv URL's name is resolved, as
+// connecting would.
+func Check(p *properties.Properties) error {
+	_, err := parseConfig(p)
+	return err
 }
 
 // DB is the binding. It is safe for concurrent use: the driver pools

@@ -63,11 +63,13 @@ suites'). -p beats every property of the file; --db replaces its
 databases; --agents runs every step distributed, over mutual TLS with
 --tls-cert/--tls-key/--tls-ca and a token (--token-file or YCSBCTL_TOKEN)
 as 'coordinator load|run' take them. Ctrl-C ends the current step
-gracefully and stops the suite; --resume with the same --results skips the
-steps whose bundle is complete and was made with the same configuration,
-and refuses (exit 2, naming what differs) when a completed step's was
-another. A failed step stops the suite unless --keep-going. The exit code
-is 0 only when every step passed.
+gracefully and stops the suite (exit 6; a second Ctrl-C aborts it, exit
+4); --resume with the same --results skips the steps whose bundle is
+complete and was made with the same configuration, and refuses (exit 2)
+a directory without a suite, another suite's, or a completed step made
+with another configuration (naming what differs). A failed step stops the
+suite unless --keep-going. The exit code is 0 only when every step
+passed; suite.json records it.
 
   ycsbctl suite comparison2014 --db cassandra,mongodb -p recordcount=100000 --dry-run
   ycsbctl suite my-study.yaml --results results/study1
@@ -188,6 +190,12 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 	if f.resume && f.results == "" {
 		return invalid(errors.New("flag --resume: expected --results DIR, the directory of the suite to continue"))
 	}
+	if f.resume {
+		// Before the file: without FILE the suite is the one kept there.
+		if err := suite.Resumable(f.results); err != nil {
+			return invalid(err)
+		}
+	}
 	file, err := loadSuite(gs, f, args)
 	if err != nil {
 		return err
@@ -219,6 +227,9 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 	if err != nil {
 		return invalid(err)
 	}
+	if err := checkDistributed(plan, dist); err != nil {
+		return err
+	}
 	if f.dryRun {
 		return plan.Print(gs.Stdout)
 	}
@@ -243,23 +254,23 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 		exec.banner = p.Line()
 	}
 	// The first Ctrl-C reaches the running step too (it stops
-	// gracefully); the suite stops after it. A second one aborts the
-	// step, as in a single run.
+	// gracefully); the suite stops after it (exit 6). A second one aborts
+	// the step, as in a single run, and the suite (exit 4).
 	sigs := make(chan os.Signal, 2)
 	gs.SignalNotify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer gs.SignalStop(sigs)
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
-		first := true
-		for {
+		for n := 1; ; n++ {
 			select {
 			case <-sigs:
-				if first {
-					first = false
+				if n == 1 {
 					fmt.Fprintf(stderr, "suite %s: interrupted: ending the current step, then stopping (continue later with --resume --results %s)\n", file.Name, dir)
+					r.Stop()
+				} else {
+					r.Abort()
 				}
-				r.Stop()
 			case <-done:
 				return
 			}
@@ -270,6 +281,9 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 		where = "over " + plural.Count(len(dist.Agents), "agent")
 	}
 	fmt.Fprintf(stderr, "suite %s: %s %s, results in %s\n", file.Name, plural.Count(len(plan.Items), "item"), where, dir)
+	for _, w := range plan.Warnings() {
+		fmt.Fprintf(stderr, "suite %s: %s\n", file.Name, w)
+	}
 	st, code := r.Run(gs.Ctx)
 	printSuiteSummary(gs.Stdout, st)
 	printCapacities(gs.Stdout, dir, st)
@@ -283,8 +297,8 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 				failed++
 			}
 		}
-		if code == exitcode.Aborted {
-			return exitcode.Wrap(code, fmt.Errorf("suite %s interrupted; continue with: ycsbctl suite %s --resume --results %s", file.Name, shellquote.Join(args), shellquote.Quote(dir)))
+		if code.ByOperator() {
+			return exitcode.Wrap(code, fmt.Errorf("suite %s %s; continue with: ycsbctl suite %s --resume --results %s", file.Name, st.Status, shellquote.Join(args), shellquote.Quote(dir)))
 		}
 		return exitcode.Wrap(code, fmt.Errorf("suite %s: %d step(s) did not pass", file.Name, failed))
 	}
@@ -356,6 +370,9 @@ func writeSuiteReports(gs *GlobalState, dir string) error {
 	}
 	for _, m := range d.Missing {
 		page.Notes = append(page.Notes, fmt.Sprintf("%s %s: no results (%s).", m.Database, filepath.Base(m.Dir), m.Status))
+	}
+	if code := d.State.ExitCode; code != nil && *code != 0 {
+		page.Notes = append(page.Notes, fmt.Sprintf("The suite %s: exit %d (%s).", d.State.Status, *code, d.State.ExitReason))
 	}
 	if err := writeOutput(gs, filepath.Join(dir, SuiteCompare), func(w io.Writer) error { return page.WriteHTML(w, gs.Clock.Now()) }); err != nil {
 		return err

@@ -326,7 +326,7 @@ steps:
 	start := time.Now()
 	r := executeWithSignals(t, "", sig.notify, "suite", file, "--results", res)
 	cancel()
-	require.Equal(t, 4, r.code, r.stderr)
+	require.Equal(t, 6, r.code, "one Ctrl-C stops the suite as it stops a run\n%s", r.stderr)
 	assert.Less(t, time.Since(start), 15*time.Second, "the interrupted step did not stop gracefully")
 	assert.Contains(t, r.stderr, "interrupted: ending the current step")
 	assert.Contains(t, r.stderr, "--resume --results "+res)
@@ -338,6 +338,9 @@ steps:
 	}
 	assert.Equal(t, []string{suite.StatusPassed, suite.StatusPassed, suite.StatusIncomplete, suite.StatusPending}, statuses)
 	assert.True(t, st.Interrupted)
+	assert.Equal(t, suite.SuiteStopped, st.Status)
+	require.NotNil(t, st.ExitCode)
+	assert.Equal(t, 6, *st.ExitCode)
 	b, err := bundle.Read(filepath.Join(res, "basic", "03-run-workloada"))
 	require.NoError(t, err)
 	assert.Equal(t, run.StatusStopped, b.Run.Status, "the step was stopped gracefully")
@@ -419,7 +422,7 @@ func TestSuiteBadFiles(t *testing.T) {
 		{"sweep on a non-sweepable key", base + "steps:\n  - run: workloada\n    warmup: [1s, 2s]\n", []string{"line 5", `key "warmup"`, "cannot be swept"}},
 		{"unknown workload", base + "steps:\n  - run: workloadz\n", []string{"line 4", `key "run"`, `"workloadz"`}},
 		{"unknown adapter", "name: bad\ndatabases:\n  - db: nosuchdb\nsteps:\n  - run: workloada\n", []string{"line 3", `key "db"`, `"nosuchdb"`}},
-		{"bad property value", base + "steps:\n  - run: workloada\n    properties: {requestdistribution: gaussian}\n", []string{"line 4", "requestdistribution", "gaussian"}},
+		{"bad property value", base + "steps:\n  - run: workloada\n    properties: {requestdistribution: gaussian}\n", []string{"line 5", `key "properties.requestdistribution"`, "step run-workloada of basic", "gaussian"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -440,7 +443,7 @@ func TestSuiteBadFiles(t *testing.T) {
 
 func TestSuiteDryRunComparison2014(t *testing.T) {
 	res := filepath.Join(t.TempDir(), "r")
-	r := execute(t, "", "suite", "comparison2014", "-p", "recordcount=20000", "--db", "cassandra,embedded", "--dry-run", "--results", res)
+	r := execute(t, "", "suite", "comparison2014", "-p", "recordcount=20000", "-p", "hosts=127.0.0.1", "--db", "cassandra,embedded", "--dry-run", "--results", res)
 	require.Equal(t, 0, r.code, r.stderr)
 	out := r.stdout
 	t.Log("\n" + out)

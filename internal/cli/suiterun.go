@@ -119,6 +119,27 @@ func (e *suiteExecutor) log(name string) (io.Writer, func()) {
 	return e.out, func() {}
 }
 
+// checkDistributed checks every step's distributed run as `coordinator
+// load|run` checks its own (coordinator.New: the agents, duplicates
+// among them, the split of the work, the TLS files), contacting nobody:
+// a suite refuses before its first step what a later step would.
+func checkDistributed(plan *suite.Plan, dist *coordinator.Config) error {
+	if dist == nil {
+		return nil
+	}
+	for _, it := range plan.Items {
+		if it.Spec == nil {
+			continue // a pause
+		}
+		cfg := *dist
+		cfg.Spec = it.Spec
+		if _, err := coordinator.New(cfg); err != nil {
+			return exitcode.WithCodeIfNone(exitcode.InvalidConfig, fmt.Errorf("suite %s: step %s of %s: %w", plan.File.Name, filepath.Base(it.Dir), it.DB.Name, err))
+		}
+	}
+	return nil
+}
+
 // logName is "run-embedded-03-run-workloadc-threads2" style: phase,
 // database and the step's directory.
 func logName(it *suite.Item) string {

@@ -68,27 +68,39 @@ func unknownWarning(p *properties.Properties, info *adapters.Info) string {
 // warns about its own properties (`agent -p`), which its coordinator's
 // parse never saw.
 func UnknownWarning(keys []string, info *adapters.Info) string {
-	known := append(append(Known(), workload.Known()...), info.Properties...)
 	var unknown []string
 	for _, k := range keys {
-		if _, ok := properties.FindKnown(known, k); ok {
-			continue
+		if hint, unread := Unread(k, info); unread {
+			unknown = append(unknown, strings.TrimSpace(properties.Printable(k)+" "+hint))
 		}
-		msg := properties.Printable(k)
-		if other := otherAdapter(k, info.Name); other != "" {
-			msg += fmt.Sprintf(" (read by the %s adapter, not by %s)", other, info.Name)
-		} else if near := nearest(k, known); near != "" {
-			msg += fmt.Sprintf(" (did you mean %s?)", near)
-		} else if near, owner := nearestElsewhere(k, info.Name); near != "" {
-			msg += fmt.Sprintf(" (did you mean %s, read by the %s adapter?)", near, owner)
-		}
-		unknown = append(unknown, msg)
 	}
 	if len(unknown) == 0 {
 		return ""
 	}
 	sort.Strings(unknown)
 	return "Warning: properties that nothing reads (ignored): " + strings.Join(unknown, ", ")
+}
+
+// Unread reports whether nothing reads key in a run of the adapter's (not
+// the client, the measurements, the core workload or the adapter), and
+// then a hint in parentheses, empty when there is none: the adapter that
+// reads it instead, or the nearest known name. A suite refuses what its
+// file sets that nothing reads with it.
+func Unread(key string, info *adapters.Info) (hint string, unread bool) {
+	known := append(append(Known(), workload.Known()...), info.Properties...)
+	if _, ok := properties.FindKnown(known, key); ok {
+		return "", false
+	}
+	if other := otherAdapter(key, info.Name); other != "" {
+		return fmt.Sprintf("(read by the %s adapter, not by %s)", other, info.Name), true
+	}
+	if near := nearest(key, known); near != "" {
+		return fmt.Sprintf("(did you mean %s?)", near), true
+	}
+	if near, owner := nearestElsewhere(key, info.Name); near != "" {
+		return fmt.Sprintf("(did you mean %s, read by the %s adapter?)", near, owner), true
+	}
+	return "", true
 }
 
 // otherAdapter names another adapter that declares key.

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -123,112 +122,6 @@ func differences(b *bundle.Run, def, props map[string]string) []string {
 	cmp("property ", measuredProperties(b.Config.Properties), measuredProperties(props))
 	if len(out) == 0 && b.Suite == nil {
 		out = append(out, "the bundle has no fingerprint (written outside a suite, or by an older ycsbctl)")
-	}
-	return out
-}
-
-// Mismatch is a complete bundle that --resume would reuse but that a
-// different configuration produced.
-type Mismatch struct {
-	Dir         string
-	Differences []string
-}
-
-// MismatchError refuses a resume: it names each step whose bundle was
-// produced with another configuration, and what differs.
-type MismatchError struct {
-	ResultsDir string
-	Steps      []Mismatch
-}
-
-func (e *MismatchError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "--resume --results %s: %d completed step(s) were run with another configuration, and a suite must not mix two:", e.ResultsDir, len(e.Steps))
-	for i, m := range e.Steps {
-		if i == 8 {
-			fmt.Fprintf(&b, "\n  ... and %d more", len(e.Steps)-i)
-			break
-		}
-		fmt.Fprintf(&b, "\n  %s: %s", m.Dir, strings.Join(m.Differences, "; "))
-	}
-	b.WriteString("\nrun the same suite and -p as before to continue, or choose another --results directory for the new configuration")
-	return b.String()
-}
-
-// CheckResume compares every complete bundle that --resume would reuse
-// with the plan: it returns a *MismatchError naming the steps whose
-// configuration differs, before anything runs. A resumed suite never
-// mixes two configurations; nothing is re-run silently either.
-func (p *Plan) CheckResume() error {
-	failed := failedBefore(p.ResultsDir)
-	var bad []Mismatch
-	check := func(it *Item, dir string, props map[string]string) {
-		if failed[dir] {
-			return // run again anyway
-		}
-		full := filepath.Join(p.ResultsDir, dir)
-		b, ok := completeBundle(full)
-		if it.Kind == KindCapacity {
-			b, ok = searchAsRun(full)
-		}
-		if !ok {
-			return
-		}
-		want := p.suiteStep(it, props)
-		if b.Suite != nil && b.Suite.Fingerprint == want.Fingerprint {
-			return
-		}
-		bad = append(bad, Mismatch{Dir: dir, Differences: differences(b, want.Definition, props)})
-	}
-	for _, it := range p.Items {
-		if it.Kind != KindLoad && it.Kind != KindRun && it.Kind != KindCapacity {
-			continue
-		}
-		if it.ThreadScan == nil {
-			check(it, it.Dir, it.Spec.Props.Map())
-			continue
-		}
-		for n := 1; n <= it.ThreadScan.Max; n *= 2 {
-			sp, err := it.Spec.With(map[string]string{PropThreads: strconv.Itoa(n)})
-			if err != nil {
-				break
-			}
-			check(it, it.Dir+strconv.Itoa(n), sp.Props.Map())
-		}
-	}
-	if len(bad) > 0 {
-		return &MismatchError{ResultsDir: p.ResultsDir, Steps: bad}
-	}
-	return nil
-}
-
-// searchAsRun is a complete capacity search in dir as differences reads
-// a run: its suite record, and the properties of its probes' run (the
-// first probe's, less the target each probe sets).
-func searchAsRun(dir string) (*bundle.Run, bool) {
-	rec, ok := completeSearch(dir)
-	if !ok {
-		return nil, false
-	}
-	r := &bundle.Run{Suite: rec.Suite}
-	if b, err := bundle.Read(filepath.Join(dir, bundle.ProbeDir(1))); err == nil {
-		r.Config.Properties = copyMap(b.Run.Config.Properties)
-		delete(r.Config.Properties, spec.PropTarget)
-	}
-	return r, true
-}
-
-// failedBefore marks the bundle directories suite.json records as failed
-// or incomplete: a step can fail after writing a complete bundle (too many
-// database errors), and the suite's record says it must run again.
-func failedBefore(dir string) map[string]bool {
-	out := map[string]bool{}
-	if old, err := ReadState(dir); err == nil {
-		for _, s := range old.Steps {
-			if s.Dir != "" && (s.Status == StatusFailed || s.Status == StatusIncomplete) {
-				out[s.Dir] = true
-			}
-		}
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package suite
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -148,6 +147,9 @@ func Expand(f *File, o Options) (*Plan, error) {
 	if err := x.checkPerDatabase(); err != nil {
 		return nil, err
 	}
+	if err := x.checkUnread(); err != nil {
+		return nil, err
+	}
 	for _, db := range f.Databases {
 		for i := 0; i < len(f.Steps); {
 			s := &f.Steps[i]
@@ -246,9 +248,10 @@ func IsSchemaProperty(adapter, key string) bool {
 }
 
 // applies reports whether a property given for every database (the
-// file's properties, -p) applies to adapter: anything but a property that
-// another adapter declares and this one does not, which is left out of
-// this database's steps rather than warned about on every step.
+// file's properties, a step's properties and sweeps, -p) applies to
+// adapter: anything but a property that another adapter declares and this
+// one does not, which is left out of this database's steps rather than
+// warned about on every step (and a sweep over it does not repeat them).
 func applies(adapter, key string) bool {
 	info, err := adapters.Lookup(adapter)
 	if err != nil {
@@ -334,7 +337,9 @@ func (x *expander) emit(db Database, k int, fixed []sweptValue) error {
 		layers[pr.Key] = pr.Value
 	}
 	for _, pr := range s.Properties {
-		layers[pr.Key] = pr.Value
+		if applies(db.DB, pr.Key) {
+			layers[pr.Key] = pr.Value
+		}
 	}
 	for _, pd := range s.PerDatabase {
 		if pd.Database == db.Name || (pd.Database == db.DB && !namesDatabase(f, pd.Database)) {
@@ -366,7 +371,9 @@ func (x *expander) emit(db Database, k int, fixed []sweptValue) error {
 		if IsSchemaProperty(db.DB, sw.Property) && sw.Swept() && s.Kind != KindLoad {
 			return x.errAt(s, sw.Line, sw.Key, "is a schema option of %s (applied when the schema is created): sweep it on the load step, which recreates the schema and reloads for each value; the steps up to the next load then run once per value", db.DB)
 		}
-		if !fixedHas(fixed, sw.Property) {
+		if !fixedHas(fixed, sw.Property) && applies(db.DB, sw.Property) {
+			// A sweep over what only other adapters read would repeat
+			// this database's step unchanged: it runs once.
 			own = append(own, sw)
 		}
 	}
@@ -498,15 +505,11 @@ func (x *expander) finish(it *Item) error {
 		phase = run.Load
 	}
 	sp, err := spec.Parse(it.DB.DB, props, phase)
+	if err == nil {
+		err = x.checkAdapter(sp)
+	}
 	if err != nil {
-		line, k := s.Line, ""
-		var pe *properties.Error
-		if errors.As(err, &pe) {
-			if sw, ok := s.Sweep(pe.Property); ok {
-				line, k = sw.Line, sw.Key
-			}
-		}
-		return x.errAt(s, line, k, "step %s of %s: %v", it.Name, it.DB.Name, err)
+		return x.stepErr(it, err)
 	}
 	if it.Kind == KindCapacity {
 		if err := capacity.CheckSpec(sp, s.Capacity.Objectives); err != nil {
@@ -666,7 +669,11 @@ func (p *Plan) Print(w io.Writer) error {
 	if len(p.Agents) > 0 {
 		pr("Distributed over %d agent(s): %s (threads are per agent)\n", len(p.Agents), strings.Join(p.Agents, ", "))
 	}
-	pr("Results: %s\n\n", p.ResultsDir)
+	pr("Results: %s\n", p.ResultsDir)
+	for _, w := range p.Warnings() {
+		pr("%s\n", w)
+	}
+	pr("\n")
 	for _, it := range p.Items {
 		head := fmt.Sprintf("[%d/%d] %s", it.Seq, len(p.Items), it.DB.Name)
 		switch it.Kind {

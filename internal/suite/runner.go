@@ -93,8 +93,9 @@ type Runner struct {
 	// Log receives the runner's own notices.
 	Log io.Writer
 
-	mu       sync.Mutex
-	stopped  bool
+	mu sync.Mutex
+	// phase is how far the operator has interrupted the suite.
+	phase    phase
 	stopCh   chan struct{}
 	stopOnce sync.Once
 	state    *State
@@ -130,21 +131,53 @@ func (r *Runner) stepRecord(it *Item, sp *spec.Spec) *bundle.SuiteStep {
 	return r.Plan.suiteStep(it, sp.Props.Map())
 }
 
+// phase is where the operator's signals have taken the suite, as they
+// take a single run: the first stops it gracefully (exit 6), a second
+// aborts it (exit 4).
+type phase int
+
+const (
+	phaseRunning phase = iota
+	// phaseStopping: the step in progress ends gracefully (the signal
+	// reaches it directly) and no other starts.
+	phaseStopping
+	// phaseAborting: the step in progress is aborted (by the same second
+	// signal) and no other starts.
+	phaseAborting
+)
+
 // Stop ends the suite after the current step (the step itself is stopped
-// by the same Ctrl-C, which reaches it directly). Safe to call more than
-// once and from any goroutine.
-func (r *Runner) Stop() {
+// by the same Ctrl-C, which reaches it directly): the operator's first
+// signal. Safe to call more than once and from any goroutine.
+func (r *Runner) Stop() { r.interrupt(phaseStopping) }
+
+// Abort is the operator's second signal: the suite ends as aborted.
+func (r *Runner) Abort() { r.interrupt(phaseAborting) }
+
+func (r *Runner) interrupt(to phase) {
 	r.init()
 	r.mu.Lock()
-	r.stopped = true
+	r.phase = max(r.phase, to)
 	r.mu.Unlock()
 	r.stopOnce.Do(func() { close(r.stopCh) })
 }
 
-func (r *Runner) isStopped() bool {
+func (r *Runner) isStopped() bool { return r.currentPhase() != phaseRunning }
+
+func (r *Runner) currentPhase() phase {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.stopped
+	return r.phase
+}
+
+// operatorCode is the suite's exit when the operator ended it, the table's
+// as for a single run: 4 once aborted (a second signal, or a step whose
+// graceful stop had to cancel calls in flight), else 6.
+func (r *Runner) operatorCode(step exitcode.Code) exitcode.Code {
+	if r.currentPhase() == phaseAborting || step == exitcode.Aborted {
+		return exitcode.Aborted
+	}
+	return exitcode.Stopped
 }
 
 func (r *Runner) init() {
@@ -155,9 +188,10 @@ func (r *Runner) init() {
 	}
 }
 
-// Run runs every item and returns the suite's state and exit code: OK when
-// every step passed, Aborted when interrupted, else the first failed
-// step's code.
+// Run runs every item and returns the suite's state and exit code, which
+// the state records too: OK when every step passed; Stopped or Aborted
+// when the operator ended it (operatorCode), also from a step's live view
+// or a closed stdout; else the first failed step's code.
 func (r *Runner) Run(ctx context.Context) (*State, exitcode.Code) {
 	r.init()
 	if r.Log == nil {
@@ -213,20 +247,29 @@ func (r *Runner) Run(ctx context.Context) (*State, exitcode.Code) {
 			return st, exitcode.Failure
 		}
 	}
+	st.Status = SuiteRunning
 	r.save()
+	code := r.runItems(ctx)
+	st.setOutcome(code)
+	r.save()
+	return st, code
+}
 
+// runItems runs the plan's items in order and returns the suite's code.
+// A signal that arrives after the last item passed ends nothing: the
+// suite is complete.
+func (r *Runner) runItems(ctx context.Context) exitcode.Code {
 	code := exitcode.OK
-	for i, it := range p.Items {
+	for i, it := range r.Plan.Items {
 		if r.isStopped() {
-			break
+			return r.operatorCode(exitcode.OK)
 		}
 		c := r.runItem(ctx, i, it)
 		if c == exitcode.OK {
 			continue
 		}
 		if r.isStopped() || c.ByOperator() {
-			code = exitcode.Aborted
-			break
+			return r.operatorCode(c)
 		}
 		if code == exitcode.OK {
 			code = c
@@ -235,12 +278,7 @@ func (r *Runner) Run(ctx context.Context) (*State, exitcode.Code) {
 			break
 		}
 	}
-	if r.isStopped() {
-		code = exitcode.Aborted
-		st.Interrupted = true
-	}
-	r.save()
-	return st, code
+	return code
 }
 
 // logf writes a notice to Log; a failed write has nowhere better to go.
@@ -339,7 +377,7 @@ func (r *Runner) execute(ctx context.Context, it *Item, ss *StepState) exitcode.
 			return c
 		}
 		if r.isStopped() {
-			return exitcode.Aborted
+			return r.operatorCode(exitcode.OK)
 		}
 	}
 	sp := it.Spec
@@ -376,7 +414,7 @@ func (r *Runner) pause(ctx context.Context, d time.Duration) exitcode.Code {
 	case <-r.Clock.After(d):
 		return exitcode.OK
 	case <-r.stopCh:
-		return exitcode.Aborted
+		return r.operatorCode(exitcode.OK)
 	case <-ctx.Done():
 		return exitcode.Aborted
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
 	"github.com/ycsbctl/ycsbctl/internal/capacity"
+	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 )
@@ -43,8 +44,44 @@ type State struct {
 	Databases []string    `json:"databases"`
 	Steps     []StepState `json:"steps"`
 	Scans     []ScanState `json:"thread_scans,omitempty"`
-	// Interrupted is set when Ctrl-C stopped the suite.
+	// Interrupted is set when the operator stopped or aborted the suite.
 	Interrupted bool `json:"interrupted"`
+	// Status is the suite's: running while it runs, then one of the
+	// Suite* outcomes; ExitCode (absent while running) is the suite
+	// process's exit code, ExitReason its name in the exit-code table.
+	Status     string `json:"status,omitempty"`
+	ExitCode   *int   `json:"exit_code,omitempty"`
+	ExitReason string `json:"exit_reason,omitempty"`
+}
+
+// The suite's statuses in suite.json.
+const (
+	SuiteRunning = "running"
+	// SuiteComplete: every step passed (exit 0).
+	SuiteComplete = "complete"
+	// SuiteFailed: a step failed (the first failure's exit code).
+	SuiteFailed = "failed"
+	// SuiteStopped: stopped gracefully by the operator (exit 6).
+	SuiteStopped = "stopped"
+	// SuiteAborted: aborted by the operator (exit 4).
+	SuiteAborted = "aborted"
+)
+
+// setOutcome records how the suite ended, as its process exits.
+func (s *State) setOutcome(code exitcode.Code) {
+	c := int(code)
+	s.ExitCode, s.ExitReason = &c, code.String()
+	switch code {
+	case exitcode.OK:
+		s.Status = SuiteComplete
+	case exitcode.Stopped:
+		s.Status = SuiteStopped
+	case exitcode.Aborted:
+		s.Status = SuiteAborted
+	default:
+		s.Status = SuiteFailed
+	}
+	s.Interrupted = code.ByOperator()
 }
 
 // StepState is one measured (or warm-up, or pause) item.

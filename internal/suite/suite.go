@@ -44,6 +44,7 @@ type File struct {
 // Prop is one property, in file order.
 type Prop struct {
 	Key, Value string
+	Line       int
 }
 
 // Database is one entry of databases.
@@ -422,7 +423,7 @@ func (p *parser) props(key string, v *yaml.Node) ([]Prop, error) {
 			return nil, p.errf(k, key+"."+k.Value, "given twice")
 		}
 		seen[k.Value] = true
-		out = append(out, Prop{Key: k.Value, Value: val.Value})
+		out = append(out, Prop{Key: k.Value, Value: val.Value, Line: k.Line})
 	}
 	return out, nil
 }

@@ -51,7 +51,9 @@ func TestParseIssueExample(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "small-comparison", f.Name)
 	require.Len(t, f.Databases, 2)
-	assert.Equal(t, []Prop{{"hosts", "127.0.0.1"}}, f.Databases[0].Properties)
+	require.Len(t, f.Databases[0].Properties, 1)
+	assert.Equal(t, Prop{Key: "hosts", Value: "127.0.0.1", Line: f.Databases[0].Properties[0].Line}, f.Databases[0].Properties[0])
+	assert.Positive(t, f.Databases[0].Properties[0].Line)
 	require.Len(t, f.Steps, 5)
 	assert.Equal(t, KindLoad, f.Steps[0].Kind)
 	assert.Equal(t, []Sweep{{Key: "threads", Property: "threadcount", Values: []string{"8"}, Line: 10}}, f.Steps[0].Sweeps)
@@ -400,12 +402,13 @@ func TestRunnerStopMarksIncomplete(t *testing.T) {
 		// Ctrl-C arrives during the first step, which ends as a
 		// gracefully stopped run does.
 		r.Stop()
-		return exitcode.Aborted
+		return exitcode.Stopped
 	}}
 	r = &Runner{Plan: p, Exec: ex, Clock: clock.NewReal()}
 	st, code := r.Run(context.Background())
-	assert.Equal(t, exitcode.Aborted, code)
+	assert.Equal(t, exitcode.Stopped, code, "one Ctrl-C stops the suite (6), as it stops a run")
 	assert.True(t, st.Interrupted)
+	assert.Equal(t, SuiteStopped, st.Status)
 	assert.Equal(t, StatusIncomplete, st.Steps[0].Status)
 	assert.Equal(t, StatusPending, st.Steps[1].Status)
 	assert.Len(t, ex.calls, 1)
@@ -418,7 +421,7 @@ func TestRunnerStopMarksIncomplete(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(raw, &doc))
 	require.Len(t, doc.Steps, 2)
-	assert.Equal(t, float64(exitcode.Aborted), doc.Steps[0]["exit_code"])
+	assert.Equal(t, float64(exitcode.Stopped), doc.Steps[0]["exit_code"])
 	assert.NotContains(t, doc.Steps[1], "exit_code", "pending step: %v", doc.Steps[1])
 }
 
