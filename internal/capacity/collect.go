@@ -70,8 +70,9 @@ func (c *Collector) OnInterval(u *run.Update) {
 	c.mu.Unlock()
 }
 
-// Measured returns what the probe measured so far.
-func (c *Collector) Measured(target float64) *Measured {
+// Measured returns what the probe measured so far; whole says its run
+// ran to its end (its window is then the probe's length).
+func (c *Collector) Measured(target float64, whole bool) *Measured {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := &Measured{Target: target, Intervals: append([]Point(nil), c.points...)}
@@ -81,18 +82,12 @@ func (c *Collector) Measured(target float64) *Measured {
 	}
 	m.Operations = t.Ops
 	m.Failed, m.Calls = t.Failures()
-	if span := t.EndNs - t.StartNs; span > 0 {
-		// The window is at most the probe: calls are issued until it
-		// ends, and however long the last ones and the run's final cut
-		// take after it (a loaded host woke the last cut of a 2 s probe
-		// at 375 ops/s 220 ms late, which read as 338 ops/s: saturated)
-		// is no time in which the database was offered more calls.
-		if c.probe > 0 {
-			span = min(span, int64(c.probe))
-		}
+	if span := c.window(t.EndNs-t.StartNs, whole); span > 0 {
 		m.RunTimeMs = float64(span) / 1e6
 		m.Achieved = float64(t.Ops) / (float64(span) / 1e9)
 	}
+	var calls int64
+	var sum float64
 	for op := measurement.Op(0); op < measurement.NumOps; op++ {
 		if op == measurement.Cleanup {
 			// Each worker's disconnect, not a call of the workload.
@@ -105,8 +100,34 @@ func (c *Collector) Measured(target float64) *Measured {
 		}
 		m.Latency = append(m.Latency, OpLatency{Op: op.String(), Count: max(count(in), count(sv)),
 			Intended: c.quantiles(in), Service: c.quantiles(sv)})
+		if n := count(sv); n > 0 {
+			calls += n
+			sum += sv.Mean() * float64(n)
+		}
+	}
+	if calls > 0 {
+		m.ServiceMeanUs = sum / float64(calls) / 1e3
 	}
 	return m
+}
+
+// window is the probe's measured window, from its calls' span (the
+// measured run, first call to last completion and the final cut). A
+// probe that ran to its end offered the database its schedule over the
+// whole probe: a slow target ends its calls early (16 threads at 0.008
+// ops/s make one call, 0.1 ms long, which read as 7,323 ops/s), and
+// however long the last calls and the final cut take after it (a loaded
+// host woke the last cut of a 2 s probe at 375 ops/s 220 ms late, which
+// read as 338 ops/s: saturated) is no time in which it was offered
+// more. A probe cut short (stopped) measured its span.
+func (c *Collector) window(span int64, whole bool) int64 {
+	switch {
+	case c.probe <= 0:
+		return span
+	case whole:
+		return int64(c.probe)
+	}
+	return min(span, int64(c.probe))
 }
 
 func (c *Collector) quantiles(h *hdrhistogram.Histogram) map[string]float64 {

@@ -48,7 +48,7 @@ func TestCollector(t *testing.T) {
 		cum.Add(iv)
 		c.OnInterval(&run.Update{Interval: iv, Cumulative: cum.Clone(), Progress: run.Progress{Final: k == 2}})
 	}
-	m := c.Measured(1000)
+	m := c.Measured(1000, true)
 	require.Len(t, m.Intervals, 3)
 	assert.Equal(t, 1000.0, m.Intervals[0].OpsPerSec)
 	assert.InDelta(t, 999, m.Intervals[0].Objectives[0], 1, "the first interval's own p99.9: 999 µs")
@@ -91,16 +91,38 @@ func TestCollectorWindowIsTheProbe(t *testing.T) {
 	}
 	c := NewCollector([]Objective{obj}, 2*time.Second)
 	feed(c)
-	m := c.Measured(375)
+	m := c.Measured(375, true)
 	assert.InDelta(t, 2000, m.RunTimeMs, 1e-9)
 	assert.InDelta(t, 375, m.Achieved, 1e-9)
 	assert.False(t, Saturated(m))
 	// Without a probe length the run's own window stands: 750 calls in 2.22 s.
 	c = NewCollector([]Objective{obj}, 0)
 	feed(c)
-	m = c.Measured(375)
+	m = c.Measured(375, true)
 	assert.InDelta(t, 2220, m.RunTimeMs, 1e-6)
 	assert.True(t, Saturated(m))
+}
+
+// TestCollectorWindowOfAShortRun: a probe whose calls all ended early (a
+// target so low that one call was due: its run ended with that 0.1 ms
+// call) achieved its calls over the probe's length, not over the call's
+// own time (7,323 ops/s at a target of 0.008); a probe stopped before its
+// end measured its span.
+func TestCollectorWindowOfAShortRun(t *testing.T) {
+	obj, err := ParseObjective("READ.p99<=10ms")
+	require.NoError(t, err)
+	c := NewCollector([]Objective{obj}, time.Second)
+	iv := interval(1, 0, 1, 200*time.Microsecond, 0) // service time half of it
+	iv.EndNs = 100e3
+	cum := measurement.NewInterval(0, 0, 0)
+	cum.Add(iv)
+	c.OnInterval(&run.Update{Interval: iv, Cumulative: cum.Clone(), Progress: run.Progress{Final: true}})
+	m := c.Measured(0.008, true)
+	assert.InDelta(t, 1000, m.RunTimeMs, 1e-9)
+	assert.InDelta(t, 1, m.Achieved, 1e-9, "one call over the 1 s probe")
+	assert.InDelta(t, 100, m.ServiceMeanUs, 1, "the mean service time")
+	m = c.Measured(0.008, false)
+	assert.InDelta(t, 0.1, m.RunTimeMs, 1e-9, "stopped: the span it ran")
 }
 
 func TestRecordRoundTrip(t *testing.T) {

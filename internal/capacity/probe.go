@@ -20,8 +20,20 @@ type Measured struct {
 	Operations int64 `json:"operations"`
 	Calls      int64 `json:"calls"`
 	Failed     int64 `json:"failed"`
-	// RunTime is the measured window.
+	// RunTime is the measured window: the probe's length (--probe) for a
+	// probe that ran to its end, whatever its calls' own span (a probe of
+	// one call that took 0.1 ms offered the database a whole --probe).
 	RunTimeMs float64 `json:"runtime_ms"`
+	// ServiceMeanUs is the mean service time of the probe's calls (µs):
+	// with Achieved it says how many calls were in flight at the
+	// window's end (Little's law), which a probe too short to judge
+	// cannot tell apart (InFlightUndecided).
+	ServiceMeanUs float64 `json:"service_mean_us,omitempty"`
+	// Partial says why the probe's run did not measure every agent's
+	// share for the whole run (an agent lost, the run continued without
+	// it: run.json's partial status and reasons); such a probe says
+	// nothing of the database and is not judged.
+	Partial []string `json:"partial,omitempty"`
 	// Latency holds, per operation, the intended and service-time
 	// percentiles over the whole probe: the points of the curve.
 	Latency []OpLatency `json:"latency"`
@@ -86,18 +98,24 @@ func (m *Measured) Value(o Objective) (float64, bool) {
 type Verdict string
 
 // Verdicts. A probe the operator stopped or that could not run is not
-// judged.
+// judged; nor is a partial one (an agent lost), or one too short to tell
+// whether the database kept the pace: neither is a verdict on the
+// database.
 const (
-	Pass    Verdict = "pass"
-	Fail    Verdict = "fail"
-	Stopped Verdict = "stopped"
+	Pass      Verdict = "pass"
+	Fail      Verdict = "fail"
+	Stopped   Verdict = "stopped"
+	Partial   Verdict = "partial"
+	Undecided Verdict = "undecided"
 )
 
 // Probe is one probe as the search judged it and capacity.json records it.
 type Probe struct {
 	N int `json:"n"`
-	// Repeat marks the repeat of an unsteady probe at the same target.
+	// Repeat marks the repeat of an unsteady probe at the same target;
+	// Retry counts the tries again of a partial probe (1, 2).
 	Repeat bool `json:"repeat,omitempty"`
+	Retry  int  `json:"retry,omitempty"`
 	Measured
 	Verdict Verdict `json:"verdict"`
 	// Reasons say why a probe failed, one line each.
@@ -135,6 +153,14 @@ const (
 	// unsteady.
 	latencyTrend        = 0.25
 	latencyTrendOfBound = 0.10
+	// MinProbeCalls is how many calls must be due at a probe's target
+	// over its measured window for the probe to be judged: one call more
+	// or less (a paced schedule fits the floor or the ceiling of target ×
+	// window calls, and Saturated allows one short) is then at most 1%
+	// of its throughput, a third of the 3% a passing probe may miss. A
+	// probe of 1 thread at 2.5 ops/s for 2 s (5 calls) passed against a
+	// database of 2 ops/s on that call alone.
+	MinProbeCalls = 100
 )
 
 // Saturated says the probe fell short of its target: it achieved less
@@ -157,6 +183,14 @@ func Saturated(m *Measured) bool {
 // drift; the record shows it either way).
 func judge(m *Measured, s *Settings) Probe {
 	p := Probe{Measured: *m, Verdict: Pass}
+	if len(m.Partial) > 0 {
+		// What the probe measured is the survivors' share: short of
+		// the target because an agent was lost, not because the
+		// database could not keep the pace.
+		p.Verdict, p.Steady = Partial, true
+		p.Reasons = append([]string{"an agent's share was not measured for the whole probe, so it says nothing of the database"}, m.Partial...)
+		return p
+	}
 	p.Steady, p.Unsteady = steady(m.Intervals, s.Objectives)
 	fail := func(format string, a ...any) {
 		p.Verdict = Fail
@@ -182,7 +216,68 @@ func judge(m *Measured, s *Settings) Probe {
 	if r := m.ErrorRate(); r > s.MaxErrorRate {
 		fail("error rate %s above %s (%d of %d calls failed)", FormatShare(r), FormatShare(s.MaxErrorRate), m.Failed, m.Calls)
 	}
+	if p.Verdict == Pass {
+		// A failure above is a verdict whatever the length; a pass
+		// must not rest on calls the window cannot place.
+		if why := TooShort(m); why != "" {
+			p.Verdict = Undecided
+			p.Reasons = append(p.Reasons, why)
+		}
+	}
 	return p
+}
+
+// DueCalls is how many calls a probe at target holds over a window of
+// probe: target × window.
+func DueCalls(target float64, probe time.Duration) float64 { return target * probe.Seconds() }
+
+// MinTarget is the lowest target a probe of this length can judge
+// (MinProbeCalls due over it).
+func MinTarget(probe time.Duration) float64 { return MinProbeCalls / probe.Seconds() }
+
+// TooShort says why a probe that would pass cannot be judged, or "":
+// fewer than MinProbeCalls calls were due at its target over its window,
+// or the calls in flight at the window's end decide it. A paced worker
+// issues every call due before the window ends, and each is counted
+// however long after it completes: a database that keeps the pace
+// completes them in time, one that does not completes them later, and
+// both count the same. By Little's law about achieved × mean service
+// time calls are in flight at any instant; without them the probe must
+// still reach MinAchieved of its target (with the one call Saturated
+// allows) to pass, else the window is too short to tell (16 threads
+// queued on a 50 ops/s server for 2 s count 16 calls beyond what it
+// served, a sixth of the target).
+func TooShort(m *Measured) string {
+	if m.RunTimeMs <= 0 {
+		return ""
+	}
+	window := time.Duration(m.RunTimeMs * 1e6)
+	if due := DueCalls(m.Target, window); due < MinProbeCalls {
+		return fmt.Sprintf("too short to judge: %s calls due at %s ops/s over %s, fewer than %d (one call more or less would be %s of the target): lengthen --probe to at least %s",
+			FormatRate(due), FormatRate(m.Target), window.Round(time.Millisecond), MinProbeCalls, FormatShare(1/max(due, 1)), probeFor(m.Target))
+	}
+	inFlight := m.Achieved * m.ServiceMeanUs / 1e6
+	secs := window.Seconds()
+	if (float64(m.Operations)-inFlight+1)/secs >= MinAchieved*m.Target {
+		return ""
+	}
+	why := fmt.Sprintf("too short to judge: about %s calls were in flight at any instant (achieved %s ops/s × mean service time %s), and without them the probe falls below %g%% of its target: over %s the window cannot tell a database that keeps the pace from one that does not",
+		FormatRate(inFlight), FormatRate(m.Achieved), FormatMicros(m.ServiceMeanUs), 100*MinAchieved, window.Round(time.Millisecond))
+	if spare := m.Achieved - MinAchieved*m.Target; spare > 0 {
+		// Longer, the same calls in flight weigh less: they fit in
+		// what it achieved above the bar.
+		need := time.Duration(math.Ceil(max(inFlight-1, 0)/spare)) * time.Second
+		why += fmt.Sprintf("; lengthen --probe to at least %s", max(need, window+time.Second))
+	} else {
+		why += "; lengthen --probe"
+	}
+	return why
+}
+
+// probeFor is the shortest whole-second probe that holds MinProbeCalls
+// calls at target.
+func probeFor(target float64) time.Duration {
+	return time.Duration(math.Ceil(MinProbeCalls/target)) * time.Second
 }
 
 // steady reports whether the last full intervals' throughput and

@@ -196,7 +196,11 @@ func (r *Record) AnswerText() string {
 	case EndBudget:
 		s += fmt.Sprintf("; the probe budget (--max-probes %d) ran out before the precision: %s", r.Settings.MaxProbes, a.Bracket)
 	case EndNoPass:
-		s += fmt.Sprintf("; every target failed, down to %s ops/s", FormatRate(a.Bracket.Fail))
+		s += fmt.Sprintf("; every target failed, down to %s ops/s", FormatRate(a.Bracket.upper()))
+	case EndUndecided:
+		s += fmt.Sprintf("; not converged: the search cannot decide %s ops/s, the lowest target above it (%s)", FormatRate(a.Bracket.Undecided), a.Reason)
+	case EndTooShort:
+		s += fmt.Sprintf("; no target passed down to %s ops/s, and lower ones cannot be judged (%s)", FormatRate(a.Bracket.upper()), a.Reason)
 	case EndInterrupted:
 		s += "; the search was interrupted: " + a.Bracket.String()
 	case EndRunning:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -31,7 +32,13 @@ type model struct {
 	always   bool
 	// failAt makes the probe with this number return an error.
 	failAt int
-	plans  []Plan
+	// partial makes the probes with these numbers lose an agent: half
+	// the target's share measured, and the run says why.
+	partial map[int]bool
+	// serviceMean is every probe's mean service time (0: none), for the
+	// calls in flight at a probe's end.
+	serviceMean time.Duration
+	plans       []Plan
 }
 
 func (m *model) Probe(_ context.Context, plan Plan) (*Measured, error) {
@@ -52,6 +59,12 @@ func (m *model) Probe(_ context.Context, plan Plan) (*Measured, error) {
 		Latency: []OpLatency{{Op: "READ", Count: calls,
 			Intended: map[string]float64{"p50": p99 / 2, "p99": p99},
 			Service:  map[string]float64{"p50": service / 2, "p99": service}}}}
+	out.ServiceMeanUs = float64(m.serviceMean.Microseconds())
+	if m.partial[plan.N] {
+		out.Partial = []string{"agent 1 (127.0.0.1:1) lost: no heartbeat for 3s"}
+		out.Achieved /= 2
+		out.Operations /= 2
+	}
 	trend := m.always || (m.unsteady[plan.Target] && !plan.Repeat)
 	for i := range 6 {
 		v := p99
@@ -146,6 +159,7 @@ func TestSearchEndings(t *testing.T) {
 	t.Run("nothing passes", func(t *testing.T) {
 		s := settings(500 * time.Microsecond) // below the service time
 		s.MaxProbes = 100
+		s.Probe = 10 * time.Minute // its floor is above what a probe can judge
 		probes, a, err := (&Search{Settings: s, Prober: &model{knee: 3000, base: time.Millisecond}}).Run(context.Background())
 		require.NoError(t, err)
 		assert.False(t, a.Found)
@@ -153,6 +167,18 @@ func TestSearchEndings(t *testing.T) {
 		last := probes[len(probes)-1].Target
 		assert.GreaterOrEqual(t, last, s.Start/floorDivisor, "the downward ramp stops at its floor")
 		assert.Less(t, last/Growth, s.Start/floorDivisor)
+	})
+	t.Run("nothing passes down to what a probe can judge", func(t *testing.T) {
+		s := settings(500 * time.Microsecond)
+		s.MaxProbes = 100 // 60 s probes: 1.67 ops/s at least, above the floor
+		probes, a, err := (&Search{Settings: s, Prober: &model{knee: 3000, base: time.Millisecond}}).Run(context.Background())
+		require.NoError(t, err)
+		assert.False(t, a.Found)
+		assert.Equal(t, EndTooShort, a.Ended)
+		last := probes[len(probes)-1].Target
+		assert.GreaterOrEqual(t, DueCalls(last, s.Probe), float64(MinProbeCalls), "every probe run could be judged")
+		assert.Less(t, DueCalls(last/Growth, s.Probe), float64(MinProbeCalls), "the next one down could not")
+		assert.Contains(t, (&Record{Settings: s, Answer: a}).AnswerText(), "lengthen --probe to search lower")
 	})
 	t.Run("errors fail a probe", func(t *testing.T) {
 		probes, a, err := (&Search{Settings: settings(time.Second), Prober: &model{knee: 3000, base: time.Millisecond, errors: 0.01}}).Run(context.Background())
@@ -287,5 +313,173 @@ func TestNextTargetBisects(t *testing.T) {
 func TestFormatRate(t *testing.T) {
 	for v, want := range map[float64]string{50: "50", 20: "20", 7.7: "7.7", 0.5: "0.5", 93.75: "93.8", 12.0: "12", 1500: "1500", 0.1: "0.1"} {
 		assert.Equal(t, want, FormatRate(v), "%g", v)
+	}
+}
+
+// TestPartialProbesAreNotVerdicts: a probe that lost an agent is tried
+// again at its target (MaxPartialRetries times) and never moves the
+// bracket, so a search with partial probes finds what a clean one finds;
+// its probes say partial and their retries. A target partial in every
+// try is left undecided: the search looks below it, never converges on
+// it, and says why. Before, the partial probe was judged saturated (its
+// survivors' share was half the target), and a passing target failed.
+func TestPartialProbesAreNotVerdicts(t *testing.T) {
+	clean := func(knee float64) Answer {
+		_, a, err := (&Search{Settings: settings(time.Second), Prober: &model{knee: knee, base: time.Millisecond}}).Run(context.Background())
+		require.NoError(t, err)
+		return a
+	}
+	for _, tc := range []struct {
+		knee    float64
+		partial []int
+	}{
+		{2000, []int{1}}, {2000, []int{2}}, {2000, []int{1, 2}}, {2000, []int{3, 4}}, {3500, []int{2, 4, 6}}, {137000, []int{5, 6, 8}},
+	} {
+		t.Run(fmt.Sprintf("knee %g partial %v", tc.knee, tc.partial), func(t *testing.T) {
+			m := &model{knee: tc.knee, base: time.Millisecond, partial: map[int]bool{}}
+			for _, n := range tc.partial {
+				m.partial[n] = true
+			}
+			s := settings(time.Second)
+			probes, a, err := (&Search{Settings: s, Prober: m}).Run(context.Background())
+			require.NoError(t, err)
+			want := clean(tc.knee)
+			assert.Equal(t, want.Capacity, a.Capacity, "the partial probes changed nothing")
+			assert.Equal(t, want.Bracket, a.Bracket)
+			assert.Equal(t, want.Ended, a.Ended)
+			for i, p := range probes {
+				if !m.partial[p.N] {
+					assert.NotEqual(t, Partial, p.Verdict)
+					continue
+				}
+				assert.Equal(t, Partial, p.Verdict, "probe %d", p.N)
+				assert.False(t, p.Saturated, "a partial probe is not judged saturated")
+				assert.Contains(t, p.Reasons, "agent 1 (127.0.0.1:1) lost: no heartbeat for 3s")
+				require.Less(t, i+1, len(probes))
+				assert.Equal(t, p.Target, probes[i+1].Target, "probe %d: tried again at its target", p.N)
+				assert.Equal(t, p.Retry+1, probes[i+1].Retry)
+			}
+		})
+	}
+	t.Run("partial in every try", func(t *testing.T) {
+		// Probe 2 (2000 ops/s, which passes when whole) and its two
+		// retries lose an agent.
+		m := &model{knee: 3000, base: time.Millisecond, partial: map[int]bool{2: true, 3: true, 4: true}}
+		s := settings(time.Second)
+		probes, a, err := (&Search{Settings: s, Prober: m}).Run(context.Background())
+		require.NoError(t, err)
+		for _, n := range []int{2, 3, 4} {
+			assert.Equal(t, 2000.0, probes[n-1].Target)
+			assert.Equal(t, n-2, probes[n-1].Retry)
+		}
+		assert.Equal(t, 2000.0, a.Bracket.Undecided)
+		assert.Zero(t, a.Bracket.Fail, "never a failure")
+		for _, p := range probes[4:] {
+			assert.Less(t, p.Target, 2000.0, "the search looks below the undecided target")
+		}
+		assert.Equal(t, EndUndecided, a.Ended)
+		assert.False(t, a.Converged)
+		assert.True(t, a.Found)
+		assert.GreaterOrEqual(t, a.Capacity, 2000*(1-s.Precision))
+		text := (&Record{Settings: s, Answer: a}).AnswerText()
+		assert.Contains(t, text, "not converged: the search cannot decide 2000 ops/s")
+		assert.Contains(t, text, "probe 4 at 2000 ops/s was partial in 3 tries")
+	})
+}
+
+// TestTooShortProbesAreNotVerdicts: a probe whose pass rests on the calls
+// in flight at its end (a few calls due, each long) is undecided, not a
+// pass: the search looks below it and says it could not decide. A probe
+// with plenty of calls passes as before.
+func TestTooShortProbesAreNotVerdicts(t *testing.T) {
+	s := settings(time.Hour)
+	s.Start, s.Precision = 4, 0.01
+	// 2 ops/s, each call 2 s: about 4 calls in flight at any instant, of
+	// 120 in the 60 s probe. Just above the knee a pass rests on them.
+	m := &model{knee: 2, base: time.Millisecond, serviceMean: 2 * time.Second}
+	probes, a, err := (&Search{Settings: s, Prober: m}).Run(context.Background())
+	require.NoError(t, err)
+	require.True(t, a.Found)
+	assert.Equal(t, 2.0, a.Capacity, "never a pass above the knee")
+	assert.Equal(t, EndUndecided, a.Ended)
+	assert.False(t, a.Converged)
+	undecided := 0
+	for _, p := range probes {
+		if p.Verdict == Undecided {
+			undecided++
+			assert.Greater(t, p.Target, 2.0)
+			assert.Contains(t, p.Reasons[0], "too short to judge: about 4 calls were in flight at any instant")
+			assert.Contains(t, p.Reasons[0], "lengthen --probe")
+		}
+	}
+	assert.Positive(t, undecided)
+	assert.Contains(t, (&Record{Settings: s, Answer: a}).AnswerText(), "too short to judge")
+	// Plenty of calls: decided.
+	assert.Empty(t, TooShort(&Measured{Target: 2000, Achieved: 2000, Operations: 120000, RunTimeMs: 60e3, ServiceMeanUs: 2000}))
+	// Too few calls due, whatever they achieved.
+	why := TooShort(&Measured{Target: 2.5, Achieved: 2.5, Operations: 5, RunTimeMs: 2e3, ServiceMeanUs: 500e3})
+	assert.Contains(t, why, "5 calls due at 2.5 ops/s over 2s, fewer than 100")
+	assert.Contains(t, why, "lengthen --probe to at least 40s")
+	// The one call below a target: no calls due, one made in 0.1 ms.
+	assert.Contains(t, TooShort(&Measured{Target: 0.008, Achieved: 1, Operations: 1, RunTimeMs: 1e3, ServiceMeanUs: 100}), "0.008 calls due")
+}
+
+// TestSettingsRefuseAStartTooShortToJudge: the first probe must hold
+// MinProbeCalls calls; the message names --start and --probe and what
+// would do.
+func TestSettingsRefuseAStartTooShortToJudge(t *testing.T) {
+	s := settings(time.Second)
+	s.Start, s.Probe = 2.5, 2*time.Second
+	err := s.Check()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--start 2.5: expected at least 50 ops/s with --probe 2s")
+	assert.Contains(t, err.Error(), "lengthen --probe to at least 40s")
+	s.Start = 50
+	assert.NoError(t, s.Check())
+}
+
+// TestPartialProbesNeverMoveTheBracket is the class: over many seeded
+// databases and starts, with probes losing an agent at random (never more
+// than MaxPartialRetries in a row, so that every target is decided in the
+// end), the search ends exactly where the clean search does.
+func TestPartialProbesNeverMoveTheBracket(t *testing.T) {
+	rng := rand.New(rand.NewPCG(34, 9))
+	for i := range 300 {
+		knee := math.Pow(10, 1+5*rng.Float64())
+		s := settings(time.Duration(2+rng.IntN(50)) * time.Millisecond)
+		s.Start = math.Round(math.Pow(10, 1+5*rng.Float64()))
+		s.MaxProbes = 1000
+		cleanProbes, want, err := (&Search{Settings: s, Prober: &model{knee: knee, base: time.Millisecond}}).Run(context.Background())
+		require.NoError(t, err)
+		m := &model{knee: knee, base: time.Millisecond, partial: map[int]bool{}}
+		run := 0
+		for n := 1; n <= 3*len(cleanProbes); n++ {
+			if run < MaxPartialRetries && rng.Float64() < 0.3 {
+				m.partial[n] = true
+				run++
+			} else {
+				run = 0
+			}
+		}
+		probes, a, err := (&Search{Settings: s, Prober: m}).Run(context.Background())
+		require.NoError(t, err)
+		if a.Found {
+			require.Equal(t, Pass, probes[a.Probe-1].Verdict, "case %d: the answer's probe", i)
+		}
+		want.Probe, a.Probe = 0, 0 // numbered after the partial ones
+		if !assert.Equal(t, want, a, "case %d: knee %g, start %g, %s; partial %v", i, knee, s.Start, s.Objectives[0], m.partial) {
+			return
+		}
+		var judged []float64
+		for _, p := range probes {
+			if p.Verdict != Partial {
+				judged = append(judged, p.Target)
+			}
+		}
+		var clean []float64
+		for _, p := range cleanProbes {
+			clean = append(clean, p.Target)
+		}
+		assert.Equal(t, clean, judged, "case %d: the judged probes are the clean search's", i)
 	}
 }

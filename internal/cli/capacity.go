@@ -41,7 +41,7 @@ func (c *capacityFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&c.in.Warmup, "warmup", d.Warmup, "warm-up of each probe, at its target, before it is measured")
 	fl.Float64Var(&c.in.Start, "start", d.Start, "first target, in operations per second (the ramp doubles it, or halves it while nothing passes)")
 	fl.Float64Var(&c.in.Max, "max", d.Max, "largest target tried, in operations per second")
-	fl.IntVar(&c.in.MaxProbes, "max-probes", d.MaxProbes, "most probes the search runs, repeats included")
+	fl.IntVar(&c.in.MaxProbes, "max-probes", d.MaxProbes, "most probes the search runs, repeats and retries included")
 }
 
 func newCapacityCmd(gs *GlobalState, distributed bool) *cobra.Command {
@@ -64,8 +64,11 @@ Each probe is a run of the workload paced at one target (-target) for
 judged on the intended-time latencies (Intended-<OP>, corrected for
 coordinated omission). A probe passes when it achieved at least 97% of its
 target, every --slo holds, at most --max-error-rate of the calls failed,
-and its last intervals' throughput and objective latencies do not trend
-(an unsteady probe is repeated once). The search doubles the target from
+its last intervals' throughput and objective latencies do not trend (an
+unsteady probe is repeated once), and it is long enough to judge (at least
+100 calls due, and a pass that does not rest on the calls in flight at its
+end; else it is undecided). A probe that lost an agent is partial, no
+verdict: it is tried again, up to twice. The search doubles the target from
 --start until a probe fails (halving it while none passes), then bisects
 between the highest passing and the lowest failing target until they are
 within --precision, within --max-probes probes.
@@ -248,6 +251,9 @@ func (c *capacitySearch) probe(ctx context.Context, plan capacity.Plan) (*capaci
 	if plan.Repeat {
 		what += " (repeat)"
 	}
+	if plan.Retry > 0 {
+		what += fmt.Sprintf(" (retry %d of %d: the last one was partial)", plan.Retry, capacity.MaxPartialRetries)
+	}
 	fmt.Fprintf(c.gs.Stderr, "Capacity %s; %s\n", what, plan.Bracket)
 
 	child := *c.gs
@@ -269,9 +275,19 @@ func (c *capacitySearch) probe(ctx context.Context, plan capacity.Plan) (*capaci
 		o.Banner = c.gs.Banner + " · " + o.Banner
 	}
 	o.StatusPrefix = fmt.Sprintf("[probe %d, %s ops/s] ", plan.N, capacity.FormatRate(plan.Target))
+	var partial []string
+	o.Outcome = func(out *run.Outcome) {
+		if out.Status == run.StatusPartial {
+			partial = append([]string{}, out.Reasons...)
+			if len(partial) == 0 {
+				partial = []string{"the run was partial"}
+			}
+		}
+	}
 	s := session.New(o)
 	err = runSession(&child, s, sp, c.dist)
-	m := col.Measured(plan.Target)
+	m := col.Measured(plan.Target, err == nil || exitcode.Of(err) == exitcode.DBErrors)
+	m.Partial = partial
 	if c.dir != "" {
 		m.Bundle = bundle.ProbeDir(plan.N)
 	}

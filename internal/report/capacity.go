@@ -170,13 +170,15 @@ func WriteCapacityHTML(w io.Writer, rec *capacity.Record, opts Options) error {
 // for intended and dashed for service time.
 var curvePercentiles = []float64{50, 95, 99}
 
-// judged returns the probes that ran to their end, by target: the points
-// of a curve, drawn at the throughput each achieved, so that past the
-// capacity the curve turns back as the YCSB paper's do.
+// judged returns the probes that ran to their end with every agent, by
+// target: the points of a curve, drawn at the throughput each achieved,
+// so that past the capacity the curve turns back as the YCSB paper's do.
+// A partial probe measured the survivors' share, no point of the
+// database's curve.
 func judged(rec *capacity.Record) []capacity.Probe {
 	var ps []capacity.Probe
 	for _, p := range rec.Probes {
-		if p.Verdict != capacity.Stopped && p.Operations > 0 {
+		if p.Verdict != capacity.Stopped && p.Verdict != capacity.Partial && p.Operations > 0 {
 			ps = append(ps, p)
 		}
 	}

@@ -31,9 +31,10 @@ func (c *Comparison) hostRows() []compareHostRow {
 						vs = append(vs, v.Kind)
 					}
 				}
+				dbCPU, dbRSS, dbWritten := dbCells(s)
 				out = append(out, compareHostRow{Scenario: sc, Label: r.Label, Host: hostName(h), Busy: pctf(s.CPUBusyPct), BusyMax: pctf(s.CPUBusyMax),
 					IOWait: pctf(s.IOWaitPct), DiskW: mbps(s.DiskWriteBps), DiskUtil: pctf(s.DiskUtilMax), Net: mbps(s.NetRxBps + s.NetTxBps),
-					DBCPU: pctf(s.DBCPUPct), DBRSS: mb(s.DBRSSMax), DBWritten: mb(s.DBWriteBytes), Client: pctf(s.ClientCPUPct),
+					DBCPU: dbCPU, DBRSS: dbRSS, DBWritten: dbWritten, Client: pctf(s.ClientCPUPct),
 					Database: s.Database, Verdicts: strings.Join(vs, ", "), Hot: len(vs) > 0})
 			}
 		}

@@ -77,7 +77,10 @@ func pctf(v float64) string { return trimFloat(roundSig(v, 3)) + "%" }
 func hostPanels(r *Run) []hostPanel {
 	var out []hostPanel
 	for _, h := range r.hosts() {
-		p := hostPanel{Name: hostName(h), Notes: h.Notes, Product: h.Summary.Database}
+		p := hostPanel{Name: hostName(h), Notes: h.Notes}
+		if h.Summary != nil {
+			p.Product = h.Summary.Database
+		}
 		if !h.Measured() {
 			p.Notes = append(append([]string(nil), h.Notes...), noReading)
 			out = append(out, p)
@@ -110,9 +113,13 @@ func hostPanels(r *Run) []hostPanel {
 			in, outb := iv.NetBps()
 			add(&rx, in/1e6)
 			add(&tx, outb/1e6)
-			add(&dbCPU, iv.DB.CPUPct)
+			if iv.DB.Count > 0 {
+				// No point where no database process was read (gone,
+				// not yet started): not a 0.
+				add(&dbCPU, iv.DB.CPUPct)
+				add(&dbRSS, float64(iv.DB.RSSMax)/1e6)
+			}
 			add(&cliCPU, iv.Client.CPUPct)
-			add(&dbRSS, float64(iv.DB.RSSMax)/1e6)
 			add(&cliRSS, float64(iv.Client.RSSMax)/1e6)
 		}
 		pctFmt := func(v float64) string { return trimFloat(roundSig(v, 3)) + "%" }
@@ -122,7 +129,7 @@ func hostPanels(r *Run) []hostPanel {
 		utilChart := mk("util", "Busiest disk utilisation", "%", pctFmt, util)
 		utilChart.YCap = 100
 		procCPU, procRSS := []Series{dbCPU, cliCPU}, []Series{dbRSS, cliRSS}
-		if h.Summary.DBRSSMax == 0 {
+		if !h.Summary.DBRead() {
 			// No database process on this host: only the load generator.
 			procCPU, procRSS = procCPU[1:], procRSS[1:]
 		}
@@ -200,8 +207,12 @@ func timeWent(r *Run) ([]wentLine, []hostRow) {
 		}
 	}
 	b := hs[busiest]
-	lines = append(lines, wentLine{Text: fmt.Sprintf("Busiest host: %s, %s busy on average (worst interval %s; %d cores).",
-		hostName(b), pctf(b.Summary.CPUBusyPct), pctf(b.Summary.CPUBusyMax), b.Cores)})
+	cores := ""
+	if b.Cores > 0 {
+		cores = fmt.Sprintf("; %d cores", b.Cores)
+	}
+	lines = append(lines, wentLine{Text: fmt.Sprintf("Busiest host: %s, %s busy on average (worst interval %s%s).",
+		hostName(b), pctf(b.Summary.CPUBusyPct), pctf(b.Summary.CPUBusyMax), cores)})
 	w := hs[iow]
 	lines = append(lines, wentLine{Text: fmt.Sprintf("Highest iowait: %s, %s on average (worst interval %s); disks written at %s, the busiest up to %s utilised.",
 		hostName(w), pctf(w.Summary.IOWaitPct), pctf(w.Summary.IOWaitMax), mbps(w.Summary.DiskWriteBps), pctf(w.Summary.DiskUtilMax))})
@@ -211,7 +222,7 @@ func timeWent(r *Run) ([]wentLine, []hostRow) {
 	}
 	lines = append(lines, wentLine{Text: "The load generator's share of its host's busy CPU: " + strings.Join(shares, "; ") + "."})
 	for _, h := range hs {
-		if h.Summary.DBRSSMax > 0 {
+		if h.Summary.DBRead() {
 			lines = append(lines, wentLine{Text: fmt.Sprintf("Database on %s: %s of CPU on average (worst %s), up to %s resident, %s written to storage%s.",
 				hostName(h), pctf(h.Summary.DBCPUPct), pctf(h.Summary.DBCPUMax), mb(h.Summary.DBRSSMax), mb(h.Summary.DBWriteBytes), productNote(h.Summary.Database))})
 		}
@@ -226,11 +237,24 @@ func timeWent(r *Run) ([]wentLine, []hostRow) {
 	}
 	for _, h := range hs {
 		s := h.Summary
+		dbCPU, dbRSS, dbWritten := dbCells(s)
 		rows = append(rows, hostRow{Name: hostName(h), Busy: pctf(s.CPUBusyPct), BusyMax: pctf(s.CPUBusyMax), IOWait: pctf(s.IOWaitPct),
-			DiskW: mbps(s.DiskWriteBps), DiskUtil: pctf(s.DiskUtilMax), Net: mbps(s.NetRxBps + s.NetTxBps), DBCPU: pctf(s.DBCPUPct),
-			DBRSS: mb(s.DBRSSMax), DBWritten: mb(s.DBWriteBytes), Client: pctf(s.ClientCPUPct), Share: pctf(100 * s.ClientShare), Hot: hot[h.Agent]})
+			DiskW: mbps(s.DiskWriteBps), DiskUtil: pctf(s.DiskUtilMax), Net: mbps(s.NetRxBps + s.NetTxBps), DBCPU: dbCPU,
+			DBRSS: dbRSS, DBWritten: dbWritten, Client: pctf(s.ClientCPUPct), Share: pctf(100 * s.ClientShare), Hot: hot[h.Agent]})
 	}
 	return lines, rows
+}
+
+// notRead stands where a figure was not read (a host's database it found
+// no process of): a blank, never a 0.
+const notRead = "–"
+
+// dbCells are a host's database CPU, memory and writes, or notRead.
+func dbCells(s *telemetry.HostSummary) (cpu, rss, written string) {
+	if !s.DBRead() {
+		return notRead, notRead, notRead
+	}
+	return pctf(s.DBCPUPct), mb(s.DBRSSMax), mb(s.DBWriteBytes)
 }
 
 func productNote(p string) string {

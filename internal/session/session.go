@@ -97,6 +97,9 @@ type Options struct {
 	// StatusPrefix goes before the label of every status line: where a
 	// command that runs several runs (a capacity search) is.
 	StatusPrefix string
+	// Outcome, when set, hears how the run ended as its source tells
+	// it (a capacity search judges no partial probe).
+	Outcome func(*run.Outcome)
 }
 
 // Session is one run being presented.
@@ -316,6 +319,9 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	}
 
 	out := src.Run(ctx, sinks, rec)
+	if s.o.Outcome != nil {
+		s.o.Outcome(out)
+	}
 	status.Flush()
 	close(stop.done)
 	sigWG.Wait()

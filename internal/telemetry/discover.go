@@ -83,6 +83,8 @@ func ParsePids(v string) (Pids, error) {
 type found struct {
 	pid  int
 	role string
+	// why says what a process left out is to the load generator.
+	why string
 }
 
 // finder looks for the database server's processes on the host.
@@ -120,22 +122,29 @@ func (f *finder) what() string {
 }
 
 // look lists the matching processes, by pid. Never the load generator
-// itself.
+// itself; a name or pattern match never counts its ancestors either.
 func (f *finder) look() ([]found, error) {
-	var out []found
+	out, _, err := f.lookAll()
+	return out, err
+}
+
+// lookAll is look, and the processes that matched but were left out as
+// the load generator's ancestors (its kin), for the note that says
+// what was found.
+func (f *finder) lookAll() (out, kin []found, err error) {
 	if f.user.File != "" {
 		b, err := os.ReadFile(f.user.File)
 		if err != nil {
-			return nil, fmt.Errorf("pid file: %w", err)
+			return nil, nil, fmt.Errorf("pid file: %w", err)
 		}
 		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 		if err != nil || pid <= 0 {
-			return nil, fmt.Errorf("pid file %s holds %q, not a pid", f.user.File, strings.TrimSpace(string(b)))
+			return nil, nil, fmt.Errorf("pid file %s holds %q, not a pid", f.user.File, strings.TrimSpace(string(b)))
 		}
 		if _, err := f.fs.Proc(pid); err == nil {
 			out = append(out, found{pid: pid, role: f.comm(pid)})
 		}
-		return out, nil
+		return out, nil, nil
 	}
 	if len(f.user.List) > 0 {
 		for _, pid := range f.user.List {
@@ -143,15 +152,16 @@ func (f *finder) look() ([]found, error) {
 				out = append(out, found{pid: pid, role: f.comm(pid)})
 			}
 		}
-		return out, nil
+		return out, nil, nil
 	}
 	if f.user.Pattern == nil && len(f.patterns) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	procs, err := f.fs.AllProcs()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	ancestors := f.ancestors()
 	for _, p := range procs {
 		if p.PID == f.self {
 			continue
@@ -160,15 +170,68 @@ func (f *finder) look() ([]found, error) {
 		if err != nil {
 			continue
 		}
-		if role, ok := f.match(p, comm); ok {
+		role, ok := f.match(p, comm)
+		switch {
+		case !ok:
+		case ancestors[p.PID] != "":
+			kin = append(kin, found{pid: p.PID, role: comm, why: ancestors[p.PID]})
+		default:
 			out = append(out, found{pid: p.PID, role: role})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].pid < out[j].pid })
+	sort.Slice(kin, func(i, j int) bool { return kin[i].pid < kin[j].pid })
 	if f.user.Pattern == nil {
 		out = narrow(f.fs, out, f.listen)
 	}
-	return out, nil
+	return out, kin, nil
+}
+
+// maxAncestry bounds a walk up the process tree (a loop in what /proc
+// says, a tree being rebuilt under the walk).
+const maxAncestry = 64
+
+// ancestors are the processes the load generator runs under: its parent
+// (a timeout, sudo, a shell whose command line holds the pattern), its
+// parent's, and so on up to the first process, each with what it is to
+// the load generator. They are never the database: a name or pattern
+// that matches them (`timeout 60 ycsbctl run ... -p
+// ycsbctl.telemetry.pids=mongod` holds "mongod" in the timeout's command
+// line) would count the wrapper as the server. The process group and
+// session are not left out: a script without job control starts the
+// database and the load generator in one group, and the database is
+// what it is. Nor are the load generator's children (it starts none; a
+// harness that is the load generator and starts a stand-in server, as
+// the tests do, has its server counted).
+func (f *finder) ancestors() map[int]string {
+	out := map[int]string{}
+	pid := f.self
+	for i := 0; i < maxAncestry; i++ {
+		ppid := f.parent(pid)
+		if ppid <= 0 || out[ppid] != "" || ppid == f.self {
+			break
+		}
+		if i == 0 {
+			out[ppid] = "the load generator's parent"
+		} else {
+			out[ppid] = "an ancestor of the load generator"
+		}
+		pid = ppid
+	}
+	return out
+}
+
+// parent is pid's parent, 0 when it cannot be read.
+func (f *finder) parent(pid int) int {
+	p, err := f.fs.Proc(pid)
+	if err != nil {
+		return 0
+	}
+	st, err := p.Stat()
+	if err != nil {
+		return 0
+	}
+	return st.PPID
 }
 
 func (f *finder) comm(pid int) string {
@@ -215,13 +278,26 @@ func (f *finder) match(p procfs.Proc, comm string) (string, bool) {
 	return "", false
 }
 
-// describeFound is the note naming what was found.
-func describeFound(host string, fs []found) string {
+// describeFound is the note naming what was found (each process' name
+// and pid), and what matched but was left out as the load generator's
+// kin.
+func describeFound(host string, fs, kin []found) string {
+	s := fmt.Sprintf("telemetry: database processes on %s: %s", host, listFound(fs))
+	if len(kin) > 0 {
+		s += "; not counted, though they match: " + listFound(kin)
+	}
+	return s
+}
+
+func listFound(fs []found) string {
 	parts := make([]string, len(fs))
 	for i, f := range fs {
 		parts[i] = fmt.Sprintf("%s (pid %d)", f.role, f.pid)
+		if f.why != "" {
+			parts[i] = fmt.Sprintf("%s (pid %d, %s)", f.role, f.pid, f.why)
+		}
 	}
-	return fmt.Sprintf("telemetry: database processes on %s: %s", host, strings.Join(parts, ", "))
+	return strings.Join(parts, ", ")
 }
 
 func pidsOf(fs []found) []int {

@@ -22,19 +22,23 @@ type Host struct {
 	Agent    int    `json:"agent"`
 	Address  string `json:"address"`
 	Hostname string `json:"hostname"`
-	Cores    int    `json:"cores"`
-	MemTotal int64  `json:"mem_total_bytes"`
+	// Cores and MemTotal are left out (0) when no reading of the host
+	// fell inside the run: unknown, not none.
+	Cores    int   `json:"cores,omitempty"`
+	MemTotal int64 `json:"mem_total_bytes,omitempty"`
 	// Notes are what its sampler said once (processes found or not,
 	// internals that could not be read).
-	Notes     []string       `json:"notes,omitempty"`
-	Summary   HostSummary    `json:"summary"`
+	Notes []string `json:"notes,omitempty"`
+	// Summary is nil when the host was never read (Measured): a record
+	// of zeros would read as an idle host.
+	Summary   *HostSummary   `json:"summary,omitempty"`
 	Intervals []HostInterval `json:"intervals"`
 }
 
 // Measured says whether any 1 s reading of the host fell inside the
 // measured run (a run shorter than a second may hold none: the host then
 // has its notes only, and no figures to show).
-func (h Host) Measured() bool { return len(h.Intervals) > 0 }
+func (h Host) Measured() bool { return len(h.Intervals) > 0 && h.Summary != nil }
 
 // HostInterval is one interval of a host, on the run's clock.
 type HostInterval struct {
@@ -45,7 +49,10 @@ type HostInterval struct {
 }
 
 // HostSummary is a host over the measured run: means over its intervals
-// (weighted by their length) and the worst interval's figures.
+// (weighted by their length) and the worst interval's figures. The
+// database's figures are over the intervals in which a process of it was
+// read (DBIntervals); with none they are not known (DBRead), and shown
+// blank, not 0.
 type HostSummary struct {
 	Intervals    int     `json:"intervals"`
 	CPUBusyPct   float64 `json:"cpu_busy_pct"`
@@ -57,6 +64,7 @@ type HostSummary struct {
 	DiskUtilMax  float64 `json:"disk_util_pct_max"`
 	NetRxBps     float64 `json:"net_rx_bytes_per_sec"`
 	NetTxBps     float64 `json:"net_tx_bytes_per_sec"`
+	DBIntervals  int     `json:"db_intervals"`
 	DBCPUPct     float64 `json:"db_cpu_pct"`
 	DBCPUMax     float64 `json:"db_cpu_pct_max"`
 	DBRSSMax     int64   `json:"db_rss_max_bytes"`
@@ -69,6 +77,10 @@ type HostSummary struct {
 	// Database names the server as its internals answered.
 	Database string `json:"database,omitempty"`
 }
+
+// DBRead says the database's processes were read on the host in some
+// interval (a record older than DBIntervals says so by their memory).
+func (s *HostSummary) DBRead() bool { return s != nil && (s.DBIntervals > 0 || s.DBRSSMax > 0) }
 
 // Verdict kinds.
 const (
@@ -194,7 +206,10 @@ func (b *Builder) Record() *Record {
 		}
 		some = true
 		sort.Slice(h.Intervals, func(i, j int) bool { return h.Intervals[i].Seq < h.Intervals[j].Seq })
-		h.Summary = summarizeHost(h.Intervals)
+		h.Summary = nil
+		if len(h.Intervals) > 0 {
+			h.Summary = summarizeHost(h.Intervals)
+		}
 		r.Hosts = append(r.Hosts, *h)
 		r.Verdicts = append(r.Verdicts, b.tallies[i].verdicts(h)...)
 	}
@@ -204,18 +219,24 @@ func (b *Builder) Record() *Record {
 	return r
 }
 
-func summarizeHost(ivs []HostInterval) HostSummary {
-	var s HostSummary
-	var total float64
+func summarizeHost(ivs []HostInterval) *HostSummary {
+	s := &HostSummary{Intervals: len(ivs)}
+	var total, dbTotal float64
 	for _, iv := range ivs {
 		total += float64(iv.EndUnixNs - iv.StartUnixNs)
-	}
-	s.Intervals = len(ivs)
-	for _, iv := range ivs {
-		w := 1 / float64(len(ivs))
-		if total > 0 {
-			w = float64(iv.EndUnixNs-iv.StartUnixNs) / total
+		if iv.DB.Count > 0 {
+			s.DBIntervals++
+			dbTotal += float64(iv.EndUnixNs - iv.StartUnixNs)
 		}
+	}
+	weight := func(iv HostInterval, total float64, n int) float64 {
+		if total > 0 {
+			return float64(iv.EndUnixNs-iv.StartUnixNs) / total
+		}
+		return 1 / float64(n)
+	}
+	for _, iv := range ivs {
+		w := weight(iv, total, len(ivs))
 		s.CPUBusyPct += iv.CPU.Busy() * w
 		s.CPUBusyMax = max(s.CPUBusyMax, iv.BusyMax)
 		s.IOWaitPct += iv.CPU.IOWait * w
@@ -226,10 +247,14 @@ func summarizeHost(ivs []HostInterval) HostSummary {
 		rx, tx := iv.NetBps()
 		s.NetRxBps += rx * w
 		s.NetTxBps += tx * w
-		s.DBCPUPct += iv.DB.CPUPct * w
-		s.DBCPUMax = max(s.DBCPUMax, iv.DB.CPUPctMax)
-		s.DBRSSMax = max(s.DBRSSMax, iv.DB.RSSMax)
-		s.DBWriteBytes += iv.DB.WriteBytes
+		if iv.DB.Count > 0 {
+			// A database that exited (or came) mid-run is averaged over
+			// the intervals it was there, not diluted by the others.
+			s.DBCPUPct += iv.DB.CPUPct * weight(iv, dbTotal, s.DBIntervals)
+			s.DBCPUMax = max(s.DBCPUMax, iv.DB.CPUPctMax)
+			s.DBRSSMax = max(s.DBRSSMax, iv.DB.RSSMax)
+			s.DBWriteBytes += iv.DB.WriteBytes
+		}
 		s.ClientCPUPct += iv.Client.CPUPct * w
 		s.ClientCPUMax = max(s.ClientCPUMax, iv.Client.CPUPctMax)
 		s.ClientRSSMax = max(s.ClientRSSMax, iv.Client.RSSMax)

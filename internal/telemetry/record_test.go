@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -100,4 +101,44 @@ func TestRawFile(t *testing.T) {
 	assert.Equal(t, []string{"1", "h2", "1000000000", "10", "0", "0", "0", "90"}, rows[1][:8], "times move to the run's clock")
 	assert.Equal(t, "5", rows[1][16])
 	assert.Equal(t, "1.5", rows[1][18])
+}
+
+// TestRecordLeavesUnreadOut: what was not read is absent, never 0. A host
+// with notes and no reading has no cores, memory or summary in run.json;
+// a host whose database was never found has DBIntervals 0 (DBRead false);
+// a database read in some intervals only (it exited) is averaged over
+// those, not diluted by the intervals without it.
+func TestRecordLeavesUnreadOut(t *testing.T) {
+	b := NewBuilder([]string{"a0", "a1", "a2"}, []string{"h0", "h1", "h2"})
+	b.Add(0, 1, 0, 1e9, &Interval{Notes: []string{"too short"}})
+	noDB := hostIv(50, 1, 10, 5)
+	noDB.DB = Process{}
+	b.Add(1, 1, 0, 1e9, noDB)
+	for seq := int64(1); seq <= 4; seq++ {
+		iv := hostIv(50, 1, 10, 5)
+		if seq > 2 {
+			iv.DB = Process{} // exited after interval 2
+		}
+		b.Add(2, seq, (seq-1)*1e9, seq*1e9, iv)
+	}
+	r := b.Record()
+	require.Len(t, r.Hosts, 3)
+	unread, found, exited := r.Hosts[0], r.Hosts[1], r.Hosts[2]
+	assert.False(t, unread.Measured())
+	assert.Nil(t, unread.Summary)
+	js, err := json.Marshal(unread)
+	require.NoError(t, err)
+	for _, k := range []string{`"cores"`, `"mem_total_bytes"`, `"summary"`} {
+		assert.NotContains(t, string(js), k)
+	}
+	require.NotNil(t, found.Summary)
+	assert.False(t, found.Summary.DBRead())
+	assert.Zero(t, found.Summary.DBIntervals)
+	assert.Positive(t, found.Cores)
+	require.NotNil(t, exited.Summary)
+	assert.True(t, exited.Summary.DBRead())
+	assert.Equal(t, 2, exited.Summary.DBIntervals)
+	assert.InDelta(t, 45, exited.Summary.DBCPUPct, 1e-9, "the mean over the intervals the database was there")
+	var none *HostSummary
+	assert.False(t, none.DBRead())
 }

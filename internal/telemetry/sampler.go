@@ -70,8 +70,10 @@ type Sampler struct {
 	pending []sample
 	notes   []string
 	// cutOnce says a cut has been made: what was read before the run
-	// started has been dropped.
-	cutOnce bool
+	// started has been dropped. measuredCuts counts the measured
+	// intervals cut, to place a note in the run.
+	cutOnce      bool
+	measuredCuts int64
 	// latest is the newest internals reading not yet handed to a cut.
 	latest   *Internals
 	latestNs int64
@@ -208,20 +210,76 @@ func (s *Sampler) discover(first bool) {
 		}
 		return
 	}
-	fs, err := s.find.look()
+	fs, kin, err := s.find.lookAll()
 	if err != nil {
 		if first {
 			s.note("telemetry on %s: looking for the database's processes: %v", s.cfg.Host, err)
 		}
 		return
 	}
+	s.noteGone(fs)
 	switch {
 	case len(fs) > 0 && !samePids(fs, s.found):
-		s.note("%s", describeFound(s.cfg.Host, fs))
-	case len(fs) == 0 && (first || len(s.found) > 0):
-		s.note("telemetry: no database server process on %s (looked for %s): a remote database, its figures are not shown for this host", s.cfg.Host, s.find.what())
+		s.note("%s", describeFound(s.cfg.Host, fs, kin))
+	case len(fs) == 0 && first:
+		// Never seen here: the database runs elsewhere. One that ran
+		// here and exited is said by noteGone, never called remote.
+		msg := fmt.Sprintf("telemetry: no database server process on %s (looked for %s): a remote database, its figures are not shown for this host", s.cfg.Host, s.find.what())
+		if len(kin) > 0 {
+			msg += "; not counted, though they match: " + listFound(kin)
+		}
+		s.note("%s", msg)
 	}
 	s.found = fs
+}
+
+// noteGone says which of the database processes found before are no
+// longer among fs: exited (or no longer matching), when (the interval
+// being measured, and the times of the last reading that had it and of
+// this look) and that the intervals after it have none of its figures.
+// A database that exits mid-run is not a remote database.
+func (s *Sampler) noteGone(fs []found) {
+	now := time.Now().UnixNano()
+	for _, f := range s.found {
+		if containsPid(fs, f.pid) {
+			continue
+		}
+		what := "exited"
+		if _, err := s.src.fs.Proc(f.pid); err == nil {
+			what = "no longer matches what the sampler looks for (" + s.find.what() + ")"
+		}
+		at := "missing at " + clockTime(now) + " UTC"
+		if s.prev != nil {
+			at = "last read at " + clockTime(s.prev.ns) + ", " + at
+		}
+		rest := "the intervals after it have no figures of it"
+		if len(fs) == 0 {
+			rest = fmt.Sprintf("no database process is left on this host, so the intervals after it have no database figures (looked for again every %s)", rediscoverEvery)
+		}
+		s.note("telemetry on %s: the database process %s (pid %d) %s %s (%s): %s", s.cfg.Host, f.role, f.pid, what, s.when(), at, rest)
+	}
+}
+
+// when places a moment of the run for a note: the measured interval it
+// falls in (the engine's seq: the first measured interval is 1).
+func (s *Sampler) when() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.measuredCuts == 0 {
+		return "before the measured run"
+	}
+	return fmt.Sprintf("in interval %d", s.measuredCuts+1)
+}
+
+func clockTime(ns int64) string { return time.Unix(0, ns).UTC().Format("15:04:05.000") }
+
+func containsPid(fs []found, pid int) bool {
+	for _, f := range fs {
+		if f.pid == pid {
+			return true
+		}
+	}
+	return false
 }
 
 // Cut summarises the interval the engine has just cut, [startNs, endNs]
@@ -242,6 +300,9 @@ func (s *Sampler) Cut(startNs, endNs int64, warmup bool) *Interval {
 	s.mu.Lock()
 	first := !s.cutOnce
 	s.cutOnce = true
+	if !warmup {
+		s.measuredCuts++
+	}
 	var keep []sample
 	rest := s.pending[:0]
 	for _, smp := range s.pending {

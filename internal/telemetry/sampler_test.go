@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -334,4 +335,90 @@ func TestCutAssignsSamplesToTheirInterval(t *testing.T) {
 	// is not lost: the next interval takes it.
 	s.pending = append(s.pending, sample{ns: now + int64(900*time.Millisecond), span: 1, cores: 1, cpu: CPU{User: 10, Idle: 90}})
 	assert.Equal(t, 1, s.Cut(now+int64(time.Second), now+int64(2*time.Second), false).Samples)
+}
+
+// TestFinderLeavesOutAncestors: a pattern that matches every process
+// (".", as a wrapper's command line holding the pattern matches it) never
+// counts the load generator or any process it runs under, on this host's
+// real process tree (go test, its shell, ...), and names each of those as
+// left out; every other process still matches.
+func TestFinderLeavesOutAncestors(t *testing.T) {
+	src, err := newSource("/proc", "/sys", os.Getpid())
+	require.NoError(t, err)
+	re, err := ParsePids(".")
+	require.NoError(t, err)
+	fd := &finder{fs: src.fs, self: os.Getpid(), user: re}
+	var chain []int
+	for pid := os.Getppid(); pid > 0 && len(chain) < maxAncestry; pid = fd.parent(pid) {
+		chain = append(chain, pid)
+	}
+	require.NotEmpty(t, chain, "this process has a parent")
+	out, kin, err := fd.lookAll()
+	require.NoError(t, err)
+	for _, f := range out {
+		assert.NotEqual(t, os.Getpid(), f.pid, "the load generator is never the database")
+		assert.NotContains(t, chain, f.pid, "an ancestor (%s) is never the database", f.role)
+	}
+	left := map[int]string{}
+	for _, k := range kin {
+		left[k.pid] = k.why
+	}
+	for i, pid := range chain {
+		if _, err := src.fs.Proc(pid); err != nil {
+			continue // gone meanwhile
+		}
+		want := "an ancestor of the load generator"
+		if i == 0 {
+			want = "the load generator's parent"
+		}
+		assert.Equal(t, want, left[pid], "ancestor %d (pid %d) is named as left out", i, pid)
+	}
+	assert.NotEmpty(t, out, "other processes still match")
+	assert.Contains(t, describeFound("h", out[:1], kin), "; not counted, though they match: ")
+}
+
+// TestSamplerSaysTheDatabaseExited: a server process found and then gone
+// is said as exited, with the measured interval in which it was missed,
+// and never as a remote database; later cuts have no database figures.
+func TestSamplerSaysTheDatabaseExited(t *testing.T) {
+	name := "yexit" + strconv.Itoa(os.Getpid())
+	if len(name) > 15 {
+		name = name[:15]
+	}
+	sleepBin, err := exec.LookPath("sleep")
+	require.NoError(t, err)
+	link := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.Symlink(sleepBin, link))
+	sleep := exec.Command(link, "60")
+	require.NoError(t, sleep.Start())
+	t.Cleanup(func() { _ = sleep.Process.Kill(); _ = sleep.Wait() })
+	s, err := Start(Config{Every: 20 * time.Millisecond, Host: "h5", DB: "test", Processes: []adapters.ServerProcess{{Role: "server", Name: name}}})
+	require.NoError(t, err)
+	defer s.Close()
+	var notes []string
+	cut := func() *Interval {
+		iv := s.Cut(0, 0, false)
+		notes = append(notes, iv.Notes...)
+		return iv
+	}
+	cut()
+	cut()
+	require.NoError(t, sleep.Process.Kill())
+	_ = sleep.Wait()
+	// Two intervals were cut before the kill: it is missed in the third
+	// or, on a loaded host whose sampler woke late, a later one.
+	said := regexp.MustCompile(`the database process server \(pid ` + strconv.Itoa(sleep.Process.Pid) + `\) exited in interval (\d+) \(last read at `)
+	waitFor(t, "the exit said", func() (bool, string) {
+		time.Sleep(30 * time.Millisecond)
+		cut()
+		return said.MatchString(strings.Join(notes, "\n")), strings.Join(notes, "\n")
+	})
+	all := strings.Join(notes, "\n")
+	k, err := strconv.Atoi(said.FindStringSubmatch(all)[1])
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, k, 3, "missed after the two intervals cut before the kill")
+	assert.Contains(t, all, "no database process is left on this host, so the intervals after it have no database figures")
+	assert.NotContains(t, all, "remote")
+	time.Sleep(50 * time.Millisecond)
+	assert.Equal(t, 0, cut().DB.Count, "no database figures after the exit")
 }

@@ -104,18 +104,34 @@ func (d *Data) EnvironmentRows() [][]Cell {
 func hostFacts(h environ.Host) [][2]string {
 	facts := [][2]string{
 		{"hostname", h.Hostname},
-		{"cores", strconv.Itoa(h.Cores)},
+		{"cores", countText(h.Cores)},
 		{"cpu model", h.CPUModel},
 		{"memory", fmtBytes(h.MemoryBytes)},
 		{"kernel", h.Kernel},
 		{"clock source", h.ClockSource},
-		{"file-descriptor limit", strconv.FormatUint(h.FDLimit, 10)},
+		{"file-descriptor limit", limitText(h.FDLimit)},
 		{"os/arch", h.OS + "/" + h.Arch},
 	}
 	if len(h.Errors) > 0 {
 		facts = append(facts, [2]string{"not read", strings.Join(h.Errors, "; ")})
 	}
 	return facts
+}
+
+// countText is a count that is never 0 when read (cores, a descriptor
+// limit), empty when it was not: unknown, not none.
+func countText(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+func limitText(n uint64) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.FormatUint(n, 10)
 }
 
 func fmtBytes(n int64) string {

@@ -25,20 +25,53 @@ func (d *Data) HostRows() [][]Cell {
 			continue
 		}
 		for _, h := range t.Hosts {
-			m := h.Summary
 			var vs []string
 			for _, v := range t.Verdicts {
 				if v.Agent == h.Agent {
 					vs = append(vs, v.Kind)
 				}
 			}
-			rows = append(rows, []Cell{s.State.Database, s.StepName(), s.SweepText(), int64(h.Agent), h.Hostname, h.Address, int64(h.Cores), int64(m.Intervals),
-				m.CPUBusyPct, m.CPUBusyMax, m.IOWaitPct, m.IOWaitMax, m.DiskReadBps / 1e6, m.DiskWriteBps / 1e6, m.DiskUtilMax,
-				m.NetRxBps / 1e6, m.NetTxBps / 1e6, m.DBCPUPct, m.DBCPUMax, float64(m.DBRSSMax) / 1e6, float64(m.DBWriteBytes) / 1e6,
-				m.ClientCPUPct, m.ClientCPUMax, float64(m.ClientRSSMax) / 1e6, m.ClientShare, m.Database, strings.Join(vs, ", ")})
+			row := []Cell{s.State.Database, s.StepName(), s.SweepText(), int64(h.Agent), h.Hostname, h.Address, countOrEmpty(h.Cores)}
+			row = append(row, hostFigures(h.Summary)...)
+			rows = append(rows, append(row, strings.Join(vs, ", ")))
 		}
 	}
 	return normalize(rows)
+}
+
+// hostFigures are a host's cells from Intervals to Server: empty where
+// nothing was read (a host never read, a database no process of which
+// was found), never a 0 that was not measured.
+func hostFigures(m *telemetry.HostSummary) []Cell {
+	if m == nil {
+		out := []Cell{int64(0)} // intervals read: none, truly
+		for len(out) < hostFigureCells {
+			out = append(out, "")
+		}
+		return out
+	}
+	db := []Cell{"", "", "", ""}
+	if m.DBRead() {
+		db = []Cell{m.DBCPUPct, m.DBCPUMax, float64(m.DBRSSMax) / 1e6, float64(m.DBWriteBytes) / 1e6}
+	}
+	out := []Cell{int64(m.Intervals), m.CPUBusyPct, m.CPUBusyMax, m.IOWaitPct, m.IOWaitMax, m.DiskReadBps / 1e6, m.DiskWriteBps / 1e6, m.DiskUtilMax,
+		m.NetRxBps / 1e6, m.NetTxBps / 1e6}
+	out = append(out, db...)
+	return append(out, m.ClientCPUPct, m.ClientCPUMax, float64(m.ClientRSSMax)/1e6, m.ClientShare, m.Database)
+}
+
+// hostFigureCells is how many cells hostFigures gives: the Hosts
+// columns from Intervals to Server, between the host's names and Cores
+// (seven) and the Verdicts.
+var hostFigureCells = len(HostsHeader) - 8
+
+// countOrEmpty is a count that is never 0 when read (a host's cores),
+// empty when it was not.
+func countOrEmpty(n int) Cell {
+	if n <= 0 {
+		return ""
+	}
+	return int64(n)
 }
 
 // periodHostsHeader are the host columns of the Periods sheet.
@@ -56,7 +89,7 @@ func periodHosts(t *telemetry.Record, seq int64) []Cell {
 	if t == nil {
 		return out
 	}
-	found := false
+	found, dbRead := false, false
 	var busiest string
 	var busy, iow, diskW, netIn, dbCPU, dbRSS, client float64
 	for _, h := range t.Hosts {
@@ -75,13 +108,20 @@ func periodHosts(t *telemetry.Record, seq int64) []Cell {
 			diskW += iv.DiskWriteBps() / 1e6
 			rx, _ := iv.NetBps()
 			netIn += rx / 1e6
-			dbCPU = max(dbCPU, iv.DB.CPUPct)
-			dbRSS += float64(iv.DB.RSSMax) / 1e6
+			if iv.DB.Count > 0 {
+				dbRead = true
+				dbCPU = max(dbCPU, iv.DB.CPUPct)
+				dbRSS += float64(iv.DB.RSSMax) / 1e6
+			}
 			client = max(client, iv.Client.CPUPct)
 		}
 	}
 	if !found {
 		return out
+	}
+	if !dbRead {
+		// No host read a database process in this interval: unknown.
+		return []Cell{busiest, busy, iow, diskW, netIn, "", "", client}
 	}
 	return []Cell{busiest, busy, iow, diskW, netIn, dbCPU, dbRSS, client}
 }

@@ -132,3 +132,38 @@ func TestHostsSheetOfTwoDatabases(t *testing.T) {
 		assert.Equal(t, verdict, cell(r, "Verdicts"), "row %d", i+1)
 	}
 }
+
+// TestHostRowsLeaveUnreadBlank: every Hosts row has the header's cells;
+// a host never read (notes only) has empty cells but for its names and
+// its 0 intervals, a host whose database was not found has empty
+// database cells, and what was read is kept.
+func TestHostRowsLeaveUnreadBlank(t *testing.T) {
+	b := telemetry.NewBuilder([]string{"a0", "a1"}, []string{"h0", "h1"})
+	b.Add(0, 1, 0, 1e9, &telemetry.Interval{Notes: []string{"no reading"}})
+	b.Add(1, 1, 0, 1e9, &telemetry.Interval{Samples: 1, Cores: 4, CPU: telemetry.CPU{User: 20, Idle: 80}, Client: telemetry.Process{Count: 1, CPUPct: 5, RSSMax: 1e6}})
+	d := &workbook.Data{Steps: []*workbook.Step{{State: suite.StepState{Database: "basic", Step: "workloada", StepIndex: 1},
+		Bundle: &bundle.Bundle{Run: &bundle.Run{Telemetry: b.Record()}}}}}
+	rows := d.HostRows()
+	require.Len(t, rows, 2)
+	col := map[string]int{}
+	for i, h := range workbook.HostsHeader {
+		col[h] = i
+	}
+	for _, r := range rows {
+		assert.Len(t, r, len(workbook.HostsHeader))
+	}
+	for name, i := range col {
+		switch name {
+		case "Database", "Step", "Sweep", "Agent", "Host", "Address":
+		case "Intervals":
+			assert.Equal(t, int64(0), rows[0][i])
+		default:
+			assert.Equal(t, "", rows[0][i], "%s of a host never read", name)
+		}
+	}
+	for _, name := range []string{"DB CPU (%)", "DB CPU max (%)", "DB RSS max (MB)", "DB written (MB)"} {
+		assert.Equal(t, "", rows[1][col[name]], "%s of a database not found", name)
+	}
+	assert.Equal(t, int64(4), rows[1][col["Cores"]])
+	assert.Equal(t, 20.0, rows[1][col["CPU busy (%)"]])
+}
