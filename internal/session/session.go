@@ -27,6 +27,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/resultsdir"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/shellquote"
 	"github.com/ycsbctl/ycsbctl/internal/sink/hlog"
@@ -106,7 +107,7 @@ type Session struct {
 
 	opened bool
 	// results is the results directory, made ready before any load.
-	results *bundle.Claimed
+	results *resultsdir.Owned
 	hlog    *hlog.FileSink
 	exp     *metrics.Exporter
 	msrv    *metrics.Server
@@ -153,7 +154,22 @@ func (s *Session) Open() error {
 	}
 	s.opened = true
 	sp := s.o.Spec
+	// First, so that nothing in the results directory is looked at or
+	// written before this process owns it; --overwrite only sets the old
+	// bundle aside, and puts it back if anything below is refused.
+	if dir := sp.Output.ResultsDir; dir != "" {
+		c, err := resultsdir.Claim(dir, sp.Output.Overwrite, s.Logf)
+		if err != nil {
+			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("--results %s: %w", dir, err))
+		}
+		s.results = c
+	}
+	if err := s.checkOutputs(); err != nil {
+		s.closeOutputs()
+		return exitcode.Wrap(exitcode.InvalidConfig, err)
+	}
 	if err := s.openMeasure(); err != nil {
+		s.closeOutputs()
 		return err
 	}
 	if f := sp.Output.ExportFile; f != "" {
@@ -184,15 +200,29 @@ func (s *Session) Open() error {
 		s.msrv = srv
 		s.Logf("Prometheus metrics: %s", srv.URL())
 	}
-	// Last, so that --overwrite removes an old bundle only once
-	// everything else was accepted.
-	if dir := sp.Output.ResultsDir; dir != "" {
-		c, err := bundle.Claim(dir, sp.Output.Overwrite)
-		if err != nil {
-			s.closeOutputs()
-			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("--results %s: %w", dir, err))
+	return nil
+}
+
+// checkOutputs refuses the files the run is told to write that would
+// replace part of a bundle's record (its own included) or land in a
+// directory another live process owns.
+func (s *Session) checkOutputs() error {
+	sp := s.o.Spec
+	var own []string
+	if sp.Output.ResultsDir != "" {
+		own = append(own, sp.Output.ResultsDir)
+	}
+	for _, o := range []struct{ prop, path string }{
+		{spec.PropExportFile, sp.Output.ExportFile},
+		{spec.PropHdrOutputPath, sp.Output.HlogPath},
+		{spec.PropRawOutputFile, sp.Measure.RawFile},
+		// The per-operation logs' names end in .hdr, never a record's:
+		// only where they go is checked.
+		{spec.PropHdrOutputPath, perOpSample(sp.Measure.HdrLogPrefix)},
+	} {
+		if err := resultsdir.CheckOutput(fmt.Sprintf("property %q:", o.prop), o.path, own...); err != nil {
+			return err
 		}
-		s.results = c
 	}
 	return nil
 }
@@ -208,6 +238,20 @@ func (s *Session) closeOutputs() {
 		_ = s.msrv.Close()
 		s.msrv = nil
 	}
+	s.releaseResults()
+}
+
+// perOpSample is a file the per-operation HdrHistogram logs of prefix
+// would write, "" when there are none.
+func perOpSample(prefix string) string {
+	if prefix == "" {
+		return ""
+	}
+	return prefix + "READ.hdr"
+}
+
+// releaseResults ends this process' ownership of the results directory.
+func (s *Session) releaseResults() {
 	s.results.Release()
 	s.results = nil
 }
@@ -393,6 +437,7 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 			s.Logf("Results: %s (ycsbctl report %s)", rec.Dir(), rec.Dir())
 		}
 	}
+	s.releaseResults()
 	if v.code == exitcode.OK && out.Status == run.StatusPartial {
 		s.Logf("WARNING: results are partial: %s", strings.Join(out.Reasons, "; "))
 	}
