@@ -151,21 +151,21 @@ steps:
 	}
 }
 
-// writers are the commands that write into a results directory, each
-// given the held directory and a finished bundle elsewhere.
-func writers(work, other, agent string) []struct {
+// writer is a command that would write into dir.
+type writer struct {
 	name string
 	args func(dir string) []string
-} {
+}
+
+// writers are the commands that write into a results directory, each
+// given the held directory and a finished bundle elsewhere.
+func writers(work, other, agent string) []writer {
 	suite := filepath.Join(work, "writer.yaml")
 	_ = os.WriteFile(suite, []byte("name: writer\nproperties: {basicdb.verbose: false}\ndatabases: [basic]\nsteps:\n  - run: workloada\n    operations: 100\n"), 0o644)
 	dist := func(verb, dir string) []string {
 		return append(append([]string{"coordinator", verb, "basic", "--agents", agent, "-P", "workloada"}, quiet...), "-p", "operationcount=100", "--results", dir)
 	}
-	return []struct {
-		name string
-		args func(dir string) []string
-	}{
+	return []writer{
 		{"run", func(dir string) []string { return shortRun(dir) }},
 		{"load", func(dir string) []string {
 			return append(append([]string{"load", "basic", "-P", "workloada"}, quiet...), "-p", "recordcount=100", "--results", dir)
@@ -217,6 +217,12 @@ func TestResultsDirHasOneOwner(t *testing.T) {
 				r := ycsbctl(t, args...)
 				assert.Equal(t, 2, r.code, "%s: %v\n%s", w.name, args, r.stderr)
 				assert.Contains(t, r.stderr, pid, "%s: the refusal names the owner", w.name)
+				// A file named inside the directory, or the directory.
+				if strings.Contains(strings.Join(args, " "), dir+"/") {
+					assert.Contains(t, r.stderr, "is inside "+dir+", which is in use by "+pid, w.name)
+				} else {
+					assert.Contains(t, r.stderr, dir+" is in use by "+pid, w.name)
+				}
 				assert.NotContains(t, r.stdout, "[OVERALL]", "%s: refused before any load", w.name)
 			}
 			assert.NoDirExists(t, filepath.Join(work, "elsewhere"), "a run refused for its exportfile leaves no results directory")

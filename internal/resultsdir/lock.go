@@ -375,7 +375,11 @@ func Owner(path string) (*HeldError, bool) {
 			return nil, false
 		}
 		if h, ok := Holding(p); ok {
-			return &HeldError{Dir: path, Holder: h, Owned: p}, true
+			he := &HeldError{Dir: path, Holder: h, Owned: p}
+			if p == abs {
+				he.Owned = path
+			}
+			return he, true
 		}
 		if p == filepath.Dir(p) {
 			return nil, false
