@@ -345,7 +345,8 @@ func checkAncestors(dir, abs string) error {
 
 // Holding reports whether another live process owns dir itself, and who.
 // It holds dir's lock file shared for an instant (a taker that meets it
-// then waits for it, see holderWait), and never creates one.
+// then waits for it, see holderWait), and never creates one. An owner
+// that has not written its name yet is waited for, as Take waits.
 func Holding(dir string) (*Holder, bool) {
 	f, err := os.Open(filepath.Join(dir, LockFile))
 	if err != nil {
@@ -355,11 +356,18 @@ func Holding(dir string) (*Holder, bool) {
 	if k, err := keyOf(dir); err == nil && ownedHere(k) {
 		return nil, false
 	}
-	if err := lockShared(f); err != nil {
+	deadline := time.Now().Add(holderWait)
+	for {
+		err := lockShared(f)
+		if err == nil || !errors.Is(err, errWouldBlock) {
+			return nil, false
+		}
 		h, _ := readHolder(f)
-		return h, errors.Is(err, errWouldBlock)
+		if (h != nil && alive(h.PID)) || time.Now().After(deadline) {
+			return h, true
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	return nil, false
 }
 
 // Owner returns the live process other than this one that owns path's

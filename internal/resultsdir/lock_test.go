@@ -217,3 +217,49 @@ func TestUnnamedHolderIsRefused(t *testing.T) {
 		t.Fatalf("refused after %s, want about %s", d, holderWait)
 	}
 }
+
+// An owner that has locked but not yet written its name (two runs
+// started at once) is named all the same, by every check: Take, Open's
+// look at the directory and the directories above it, Owner. (Open's
+// look used to refuse at once as "a process that did not record itself".)
+func TestLateNamedHolderIsNamed(t *testing.T) {
+	for _, check := range []struct {
+		name string
+		do   func(dir string) error
+	}{
+		{"Take", func(dir string) error { _, err := Take(dir); return err }},
+		{"Open", func(dir string) error { _, err := Open(dir, Options{}); return err }},
+		{"Claim inside", func(dir string) error { _, err := Claim(filepath.Join(dir, "sub"), false, nil); return err }},
+		{"Owner", func(dir string) error {
+			if he, ok := Owner(filepath.Join(dir, "x.html")); ok {
+				return he
+			}
+			return nil
+		}},
+	} {
+		t.Run(check.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = f.Close() }()
+			if err := lockExclusive(f); err != nil {
+				t.Fatal(err)
+			}
+			named := make(chan struct{})
+			go func() {
+				defer close(named)
+				// The owner writes its name a moment after it locked.
+				time.Sleep(50 * time.Millisecond)
+				_, _ = f.WriteAt([]byte(`{"pid":`+fmt.Sprint(os.Getpid())+`,"command":["ycsbctl","run"]}`), 0)
+			}()
+			err = check.do(dir)
+			<-named
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("PID %d (ycsbctl run)", os.Getpid())) {
+				t.Fatalf("the late-named owner is not named: %v", err)
+			}
+		})
+	}
+}
+
