@@ -262,4 +262,3 @@ func TestLateNamedHolderIsNamed(t *testing.T) {
 		})
 	}
 }
-
