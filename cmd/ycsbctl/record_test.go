@@ -236,6 +236,10 @@ func TestCoordinatorKilledRebuildCarriesMetadata(t *testing.T) {
 		assert.Positive(t, a.RTTNs, "agent %d round trip", i)
 		assert.NotEmpty(t, a.Hostname, "agent %d host", i)
 		assert.Equal(t, []string{a0.addr, a1.addr}[i], a.Address)
+		// The coordinator died, not the agents: what is known is said,
+		// never "lost" (both used to be marked lost).
+		assert.Equal(t, "unknown", string(a.State), "agent %d state", i)
+		assert.Contains(t, a.Error, "coordinator ended before this agent's end was known", "agent %d", i)
 	}
 	require.GreaterOrEqual(t, len(run.Intervals), 3)
 	checkBundleCounts(t, run)

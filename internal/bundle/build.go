@@ -74,7 +74,7 @@ func build(dir string, rd *spool.Reader, end *Ending) (*Run, error) {
 	var text string
 	if end != nil {
 		text = applyEnding(&r, end)
-	} else if text, err = recovered(&r, rd, total); err != nil {
+	} else if text, err = recovered(&r, rd, total, acc); err != nil {
 		return nil, err
 	}
 	if err := WriteSummary(dir, text); err != nil {
@@ -88,6 +88,8 @@ type agentAcc struct {
 	intervals int
 	ops       int64
 	cpu       float64
+	// final says the agent's last interval arrived: its share was done.
+	final bool
 	// hist accumulates its whole run per series in sparse form (a dense
 	// histogram per agent and series would cost 270 KB each).
 	hist [measurement.NumSeries]*wire.Sparse
@@ -134,6 +136,7 @@ func writeIntervals(dir string, r *Run, rd *spool.Reader, total *measurement.Int
 				return nil, err
 			}
 			a := &acc[i]
+			a.final = a.final || rec.Final
 			a.intervals++
 			a.ops += dec.Ops
 			a.cpu += dec.CPUSeconds
@@ -299,8 +302,12 @@ func applyEnding(r *Run, end *Ending) string {
 }
 
 // recovered marks r as the record of a run whose process was killed, and
-// returns a summary computed from what was spooled.
-func recovered(r *Run, rd *spool.Reader, total *measurement.Interval) (string, error) {
+// returns a summary computed from what was spooled. Of each agent only
+// what the spool shows is said: that its last interval arrived (it
+// finished its share), or that how it ended is not known; never that it
+// was lost, which is the coordinator's verdict on an agent that stopped
+// answering, and the coordinator is what ended.
+func recovered(r *Run, rd *spool.Reader, total *measurement.Interval, acc []agentAcc) (string, error) {
 	who := "the coordinator"
 	if r.Mode == run.ModeSingleHost {
 		who = "ycsbctl"
@@ -312,8 +319,18 @@ func recovered(r *Run, rd *spool.Reader, total *measurement.Interval) (string, e
 		r.EndedAt = st.ModTime()
 	}
 	for i := range r.Agents {
-		r.Agents[i].State = run.AgentLost
-		r.Agents[i].Error = who + " ended before this agent's end arrived"
+		a := &r.Agents[i]
+		switch {
+		case acc[i].final:
+			a.State = run.AgentFinished
+			a.Error = ""
+		case r.Mode == run.ModeSingleHost:
+			a.State = run.AgentUnknown
+			a.Error = "ycsbctl ended before the run's end was known"
+		default:
+			a.State = run.AgentUnknown
+			a.Error = "state unknown: the coordinator ended before this agent's end was known"
+		}
 	}
 	reason := fmt.Sprintf("recovered from the spool of a run that did not finish (%s was killed or crashed): %s measured before it ended", who, plural.Count(len(rd.Seqs()), "interval"))
 	if r.Mode != run.ModeSingleHost {

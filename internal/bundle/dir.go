@@ -1,12 +1,7 @@
 package bundle
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/ycsbctl/ycsbctl/internal/spool"
@@ -29,124 +24,50 @@ const (
 // ProbeDir is probe n's bundle directory inside a capacity bundle.
 func ProbeDir(n int) string { return fmt.Sprintf("%s%02d", probeDirPrefix, n) }
 
+// IsProbeDir reports whether name is a probe's directory (ProbeDir).
+func IsProbeDir(name string) bool {
+	n, ok := strings.CutPrefix(name, probeDirPrefix)
+	return ok && n != "" && strings.Trim(n, "0123456789") == ""
+}
+
 // ownFiles are the files a bundle directory may hold that belong to its
 // run: a new run refuses a directory holding any of them, and --overwrite
-// removes them, spools and temporary files included.
+// replaces them, spools included.
 var ownFiles = []string{FileRunJSON, FileSummary, FileHlog, FileReport, FileIntervals, FileCapacity, telemetry.RawFile}
 
-// isOwn reports whether a directory entry belongs to a bundle.
-func isOwn(name string) bool {
+// recordFiles are the files of a bundle that are its record, not a view
+// of it: what no output a user names may replace (a report's own files,
+// report.html and intervals.csv, may be written anywhere).
+var recordFiles = []string{FileRunJSON, FileSummary, FileHlog, FileCapacity, telemetry.RawFile, SuiteState, SuiteSource}
+
+// A suite's results directory holds its state and the suite file it ran
+// (package suite names them, which imports this one; a test keeps the two
+// in step).
+const (
+	SuiteState  = "suite.json"
+	SuiteSource = "suite.yaml"
+)
+
+// IsOwn reports whether a directory entry belongs to a bundle. Temporary
+// files of an interrupted write (package outfile) do not: they are the
+// debris of a dead writer, removed by the directory's next owner.
+func IsOwn(name string) bool {
 	for _, f := range ownFiles {
-		// Temporary files of an interrupted write (package outfile).
-		if name == f || strings.HasPrefix(name, "."+f+".tmp-") {
+		if name == f {
 			return true
 		}
 	}
-	if n, ok := strings.CutPrefix(name, probeDirPrefix); ok && n != "" && strings.Trim(n, "0123456789") == "" {
-		return true
+	return IsProbeDir(name) || strings.HasPrefix(name, spool.Prefix)
+}
+
+// IsRecord reports whether a file of a bundle directory is part of the
+// run's record (run.json, summary.txt, merged.hlog, telemetry.csv,
+// capacity.json, a spool) or of a suite's (suite.json, suite.yaml).
+func IsRecord(name string) bool {
+	for _, f := range recordFiles {
+		if name == f {
+			return true
+		}
 	}
 	return strings.HasPrefix(name, spool.Prefix)
-}
-
-// HoldsBundleError refuses a results directory that already holds a run.
-type HoldsBundleError struct {
-	Dir   string
-	Found []string
-}
-
-func (e *HoldsBundleError) Error() string {
-	return fmt.Sprintf("%s already holds the results of a run (%s): choose another directory, or add --overwrite to replace them", e.Dir, strings.Join(e.Found, ", "))
-}
-
-// Claimed is a results directory made ready for a run.
-type Claimed struct {
-	dir string
-	// made is the outermost directory Claim created; "" when dir existed.
-	made string
-}
-
-// Claim makes dir ready to receive a new run's bundle, before any load:
-// it creates dir if needed, refuses a directory already holding a bundle
-// (run.json, a spool, a report), or with overwrite removes that bundle's
-// files first, and checks that files can be created there. Files of other
-// kinds in dir are left alone.
-func Claim(dir string, overwrite bool) (*Claimed, error) {
-	c := &Claimed{dir: dir}
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if c.made, err = outermostMissing(dir); err != nil {
-			return nil, err
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-	case err != nil:
-		return nil, err
-	case !st.IsDir():
-		return nil, fmt.Errorf("%s is not a directory", dir)
-	default:
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, err
-		}
-		var found []string
-		for _, e := range entries {
-			if isOwn(e.Name()) {
-				found = append(found, e.Name())
-			}
-		}
-		sort.Strings(found)
-		if len(found) > 0 && !overwrite {
-			return nil, &HoldsBundleError{Dir: dir, Found: found}
-		}
-		for _, name := range found {
-			if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
-				return nil, fmt.Errorf("--overwrite: %w", err)
-			}
-		}
-	}
-	f, err := os.CreateTemp(dir, ".ycsbctl-write-check-*")
-	if err != nil {
-		c.Release()
-		return nil, fmt.Errorf("cannot write in %s: %w", dir, err)
-	}
-	name := f.Name()
-	_ = f.Close()
-	_ = os.Remove(name)
-	return c, nil
-}
-
-// outermostMissing is the first directory on the way to dir that does not
-// exist yet.
-func outermostMissing(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	made := abs
-	for p := filepath.Dir(abs); p != made; p = filepath.Dir(p) {
-		if _, err := os.Stat(p); err == nil {
-			break
-		}
-		made = p
-	}
-	return made, nil
-}
-
-// Release removes the directories Claim created, as far as they are
-// empty: a run that never started leaves nothing behind.
-func (c *Claimed) Release() {
-	if c == nil || c.made == "" {
-		return
-	}
-	abs, err := filepath.Abs(c.dir)
-	if err != nil {
-		return
-	}
-	for p := abs; ; p = filepath.Dir(p) {
-		if os.Remove(p) != nil || p == c.made || p == filepath.Dir(p) {
-			return
-		}
-	}
 }

@@ -22,14 +22,17 @@ const FileRecord = bundle.FileCapacity
 // Status is how a search ended, as capacity.json records it.
 type Status string
 
-// Statuses: running while the search goes on (a record left so by a
-// killed process says so), complete when it ended by its own rules,
-// stopped or failed when a probe did not run to its end.
+// Statuses: running while the search goes on, complete when it ended by
+// its own rules, stopped or failed when a probe did not run to its end,
+// aborted when its process ended without finishing the record (killed,
+// crashed): the next owner of its directory finds it still "running" and
+// marks it so (MarkEnded), as a run's rebuilt bundle is marked.
 const (
 	StatusRunning  Status = "running"
 	StatusComplete Status = "complete"
 	StatusStopped  Status = "stopped"
 	StatusFailed   Status = "failed"
+	StatusAborted  Status = "aborted"
 )
 
 // Record is capacity.json: what was searched, every probe and the answer.
@@ -79,6 +82,28 @@ func (r *Record) Write(dir string) error {
 		return err
 	}
 	return outfile.Write(filepath.Join(dir, FileRecord), append(b, '\n'), 0o644)
+}
+
+// MarkEnded rewrites dir's record when it still says the search is
+// running though no process owns the directory any more (the caller owns
+// it now): the search ended without an ending, its exit code unknown. It
+// reports whether it did; a directory without a record is left alone.
+func MarkEnded(dir string) (bool, error) {
+	path := filepath.Join(dir, FileRecord)
+	st, err := os.Stat(path)
+	if err != nil {
+		return false, nil
+	}
+	r, err := Read(dir)
+	if err != nil || r.Status != StatusRunning {
+		// A record that cannot be read is report's to refuse.
+		return false, nil
+	}
+	r.Status, r.ExitCode = StatusAborted, bundle.RecoveredExitCode
+	r.EndedAt = st.ModTime()
+	r.Error = "unknown: ycsbctl ended without an exit code (killed or crashed) during the search; the probes are those it had judged"
+	r.Answer.Ended = EndInterrupted
+	return true, r.Write(dir)
 }
 
 // IsBundle reports whether dir holds a capacity bundle.

@@ -16,6 +16,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/capacity"
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/resultsdir"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/session"
 	"github.com/ycsbctl/ycsbctl/internal/shellquote"
@@ -107,8 +108,10 @@ type capacitySearch struct {
 	// probe sets its target and its bundle directory on it.
 	base *spec.Spec
 	dist *coordinator.Config
-	// dir is the capacity bundle ("" when none is written).
+	// dir is the capacity bundle ("" when none is written), owned by
+	// the search while it runs.
 	dir      string
+	owned    *resultsdir.Owned
 	settings capacity.Settings
 	rec      *capacity.Record
 	// x places the probes' runs (a suite step's command line).
@@ -179,12 +182,15 @@ func newCapacitySearch(gs *GlobalState, base *spec.Spec, settings capacity.Setti
 func (c *capacitySearch) run() error {
 	gs, settings := c.gs, c.settings
 	if c.dir != "" {
-		claimed, err := bundle.Claim(c.dir, c.base.Output.Overwrite)
+		// Owned for the whole search: each probe's session owns its
+		// probe directory inside it.
+		claimed, err := resultsdir.Claim(c.dir, c.base.Output.Overwrite, func(format string, a ...any) { fmt.Fprintf(gs.Stderr, format+"\n", a...) })
 		if err != nil {
 			return invalid(fmt.Errorf("--results %s: %w", c.dir, err))
 		}
+		c.owned = claimed
+		defer claimed.Release()
 		if err := c.rec.Write(c.dir); err != nil {
-			claimed.Release()
 			return fmt.Errorf("--results %s: %w", c.dir, err)
 		}
 	}
@@ -220,7 +226,9 @@ func (c *capacitySearch) run() error {
 	}
 	if err := c.writeRecord(); err != nil {
 		werr = fmt.Errorf("--results %s: %w", c.dir, err)
-	} else if c.dir != "" {
+	} else if c.dir != "" && !c.owned.Release() {
+		// (Released here, so that a search that never probed and put
+		// back the bundle it was to replace does not claim the directory.)
 		fmt.Fprintf(gs.Stderr, "Results: %s (ycsbctl report %s)\n", c.dir, c.dir)
 	}
 	if searchErr != nil {

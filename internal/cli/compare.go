@@ -57,7 +57,7 @@ then the table is not printed).`,
 					return err
 				}
 			}
-			return writeOutput(gs, out, write)
+			return writeOutput(gs, out, write, args...)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (- for stdout)")

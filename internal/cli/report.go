@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/capacity"
 	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/report"
+	"github.com/ycsbctl/ycsbctl/internal/resultsdir"
 )
 
 func newReportCmd(gs *GlobalState) *cobra.Command {
@@ -44,6 +48,13 @@ objectives and the capacity marked, and the probes' table; --format csv
 writes one row per probe and operation (DIR/capacity.csv).`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// report rebuilds spools and writes into the bundle: it
+			// owns the directory meanwhile, and a live run's is refused.
+			owned, err := ownForReport(gs, args[0])
+			if err != nil {
+				return err
+			}
+			defer owned.Release()
 			if capacity.IsBundle(args[0]) {
 				return reportCapacity(gs, args[0], out, format)
 			}
@@ -75,7 +86,7 @@ writes one row per probe and operation (DIR/capacity.csv).`,
 			default:
 				return invalid(fmt.Errorf("--format %q: expected html or csv", format))
 			}
-			return writeOutput(gs, out, write)
+			return writeOutput(gs, out, write, r.B.Dir)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (- for stdout)")
@@ -83,12 +94,42 @@ writes one row per probe and operation (DIR/capacity.csv).`,
 	return cmd
 }
 
+// ownForReport takes the directory report reads (a bundle, or its
+// run.json) for this process.
+func ownForReport(gs *GlobalState, arg string) (*resultsdir.Owned, error) {
+	dir := arg
+	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
+		dir = filepath.Dir(arg)
+	}
+	owned, err := resultsdir.Open(dir, resultsdir.Options{Logf: func(format string, a ...any) { fmt.Fprintf(gs.Stderr, format+"\n", a...) }})
+	switch {
+	case resultsdir.IsHeld(err):
+		return nil, invalid(fmt.Errorf("report %s: %w", arg, resultsdir.Advise(err, "report it once it has ended, when its bundle is written (a run is watched live with its status lines, the live view or --metrics-addr)")))
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, invalid(fmt.Errorf("%s: not a run bundle: %w", arg, err))
+	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS):
+		// A bundle this user may only read (an archive, another user's)
+		// can still be reported elsewhere with -o; no writer can own it
+		// through this user either.
+		fmt.Fprintf(gs.Stderr, "%s: read without owning it (%v)\n", dir, err)
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("report %s: %w", arg, err)
+	}
+	return owned, nil
+}
+
 // writeOutput writes to a file, whole or not at all and only over a
 // regular file (package outfile: a refused target is a usage error), or
-// to stdout for "-".
-func writeOutput(gs *GlobalState, path string, write func(io.Writer) error) error {
+// to stdout for "-". A file that is part of a bundle's record (bundles
+// are the directories the command reads), or inside a directory another
+// process owns, is refused first.
+func writeOutput(gs *GlobalState, path string, write func(io.Writer) error, bundles ...string) error {
 	if path == "-" {
 		return write(gs.Stdout)
+	}
+	if err := resultsdir.CheckOutput("-o", path, bundles...); err != nil {
+		return invalid(err)
 	}
 	if err := outfile.WriteWith(path, 0o644, write); err != nil {
 		if errors.Is(err, outfile.ErrNotFile) {
@@ -108,9 +149,8 @@ func reportCapacity(gs *GlobalState, dir, out, format string) error {
 		return invalid(err)
 	}
 	for n := 1; n <= len(rec.Probes)+1; n++ {
-		pd := filepath.Join(dir, bundle.ProbeDir(n))
-		if used, err := bundle.Recover(pd); err == nil && used != "" {
-			fmt.Fprintf(gs.Stderr, "Recovered the bundle of an unfinished probe from its spool %s\n", used)
+		if err := recoverProbe(gs, filepath.Join(dir, bundle.ProbeDir(n))); err != nil {
+			return err
 		}
 	}
 	var write func(io.Writer) error
@@ -128,5 +168,29 @@ func reportCapacity(gs *GlobalState, dir, out, format string) error {
 	default:
 		return invalid(fmt.Errorf("--format %q: expected html or csv", format))
 	}
-	return writeOutput(gs, out, write)
+	bundles := []string{dir}
+	for _, p := range rec.Probes {
+		if p.Bundle != "" {
+			bundles = append(bundles, filepath.Join(dir, p.Bundle))
+		}
+	}
+	return writeOutput(gs, out, write, bundles...)
+}
+
+// recoverProbe rebuilds the bundle of a probe whose process was killed,
+// owning the probe's directory meanwhile (inside the capacity bundle this
+// process owns).
+func recoverProbe(gs *GlobalState, pd string) error {
+	if _, err := os.Stat(pd); err != nil {
+		return nil
+	}
+	owned, err := resultsdir.Open(pd, resultsdir.Options{Logf: func(format string, a ...any) { fmt.Fprintf(gs.Stderr, format+"\n", a...) }})
+	if err != nil {
+		return invalid(fmt.Errorf("report: %w", err))
+	}
+	defer owned.Release()
+	if used, err := bundle.Recover(pd); err == nil && used != "" {
+		fmt.Fprintf(gs.Stderr, "Recovered the bundle of an unfinished probe from its spool %s\n", used)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/report"
+	"github.com/ycsbctl/ycsbctl/internal/resultsdir"
 	"github.com/ycsbctl/ycsbctl/internal/shellquote"
 	"github.com/ycsbctl/ycsbctl/internal/suite"
 	"github.com/ycsbctl/ycsbctl/internal/workbook"
@@ -111,12 +113,32 @@ func newSuiteReportCmd(gs *GlobalState) *cobra.Command {
 		Short: "Write summary.xlsx, summary.csv and compare.html for a suite's results directory",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			owned, err := ownSuiteDir(gs, args[0], false)
+			if err != nil {
+				return err
+			}
+			defer owned.Release()
 			if err := writeSuiteReports(gs, args[0]); err != nil {
 				return invalid(err)
 			}
 			return nil
 		},
 	}
+}
+
+// ownSuiteDir takes a suite's results directory for this process,
+// creating it when create.
+func ownSuiteDir(gs *GlobalState, dir string, create bool) (*resultsdir.Owned, error) {
+	owned, err := resultsdir.Open(dir, resultsdir.Options{Create: create, Logf: func(format string, a ...any) { fmt.Fprintf(gs.Stderr, format+"\n", a...) }})
+	switch {
+	case resultsdir.IsHeld(err):
+		return nil, invalid(fmt.Errorf("--results %w", err))
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, invalid(fmt.Errorf("--results %s: no such directory: there is no suite to continue or report there", dir))
+	case err != nil:
+		return nil, fmt.Errorf("--results %s: %w", dir, err)
+	}
+	return owned, nil
 }
 
 // loadSuite reads FILE (a path, else a built-in suite), or with --resume
@@ -233,6 +255,13 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 	if f.dryRun {
 		return plan.Print(gs.Stdout)
 	}
+	// The suite owns its directory, step bundles included, from before
+	// it looks at it until its workbook is written.
+	owned, err := ownSuiteDir(gs, dir, !f.resume)
+	if err != nil {
+		return err
+	}
+	defer owned.Release()
 	if !f.resume {
 		if _, err := os.Stat(filepath.Join(dir, suite.FileState)); err == nil {
 			return invalid(fmt.Errorf("flag --results %s: holds an earlier suite; use --resume to continue it or choose another directory", dir))

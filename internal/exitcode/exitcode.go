@@ -20,7 +20,7 @@ var (
 	// Failure is any error not covered below.
 	Failure = define(1, "failure", "an error not covered below: an agent unreachable or failing to prepare, the database not opened, results that could not be written")
 	// InvalidConfig: nothing touched a database or an agent.
-	InvalidConfig = define(2, "invalid configuration", "the command line or properties were refused before anything touched a database or an agent; the message names the flag or property, the value and what was expected")
+	InvalidConfig = define(2, "invalid configuration", "the command line or properties were refused before anything touched a database or an agent, a results directory another live process owns included; the message names the flag or property, the value and what was expected (or the owner's PID and command)")
 	AgentLost     = define(3, "agent lost", "an agent stopped answering, or left the run (stopped on its host), and the run was stopped (--on-agent-loss=abort)")
 	// Aborted: operations in flight were cancelled (counted as CANCELLED).
 	Aborted  = define(4, "aborted by operator", "aborted: a second SIGINT/SIGTERM, or calls still in flight when ycsbctl.stopgrace ran out (counted as CANCELLED)")

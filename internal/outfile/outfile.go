@@ -28,6 +28,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // ErrNotFile is the cause of every refusal: the path names something
@@ -123,20 +124,42 @@ func Create(path string, perm fs.FileMode) (*File, error) {
 	return &File{File: f, target: target}, nil
 }
 
+// tempTag separates a temporary file's target from its random part:
+// ".run.json.tmp-0123456789ab" is being written to become run.json.
+const (
+	tempTag    = ".tmp-"
+	tempRandom = 6
+)
+
 // createTemp creates a new file beside target with perm (os.CreateTemp
 // would make it 0600 whatever the umask).
 func createTemp(target string, perm fs.FileMode) (*os.File, error) {
 	dir, base := filepath.Split(target)
 	for i := 0; ; i++ {
-		var b [6]byte
+		var b [tempRandom]byte
 		_, _ = rand.Read(b[:])
-		name := filepath.Join(dir, "."+base+".tmp-"+hex.EncodeToString(b[:]))
+		name := filepath.Join(dir, "."+base+tempTag+hex.EncodeToString(b[:]))
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 		if errors.Is(err, fs.ErrExist) && i < 100 {
 			continue
 		}
 		return f, err
 	}
+}
+
+// TempTarget returns the file a temporary file of Create was to become,
+// when name (a base name) is one: what a process killed while writing
+// leaves behind.
+func TempTarget(name string) (string, bool) {
+	i := strings.LastIndex(name, tempTag)
+	if i < 2 || name[0] != '.' {
+		return "", false
+	}
+	r := name[i+len(tempTag):]
+	if _, err := hex.DecodeString(r); err != nil || len(r) != 2*tempRandom {
+		return "", false
+	}
+	return name[1:i], true
 }
 
 // Path is the file Commit replaces.

@@ -84,6 +84,9 @@ func WriteCapacityHTML(w io.Writer, rec *capacity.Record, opts Options) error {
 	switch rec.Status {
 	case capacity.StatusComplete:
 		d.BadgeClass = "complete"
+	case capacity.StatusAborted:
+		d.BadgeClass = "aborted"
+		d.Notes = append(d.Notes, "The search's process ended without finishing it (killed or crashed): its exit code is unknown. The probes below are those it had judged.")
 	case capacity.StatusRunning:
 		d.BadgeClass = "partial"
 		d.Notes = append(d.Notes, "The search had not ended when this record was last written: its process ended during a probe (killed?). The probes below are those it had judged.")

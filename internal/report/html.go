@@ -461,7 +461,9 @@ func agentRows(r *Run) ([]string, []agentRow) {
 				row.P99 = append(row.P99, "-")
 			}
 		}
-		row.Bad = a.State == ycsbrun.AgentLost || a.State == ycsbrun.AgentFailed || a.Error != ""
+		// An unknown state (a rebuilt bundle) says what is not known,
+		// not that the agent did wrong.
+		row.Bad = a.State == ycsbrun.AgentLost || a.State == ycsbrun.AgentFailed || (a.Error != "" && a.State != ycsbrun.AgentUnknown)
 		// An agent a fifth below its equal share was a straggler.
 		row.Warn = len(run.Agents) > 1 && totalOps > 0 && float64(a.Operations) < 0.8*float64(totalOps)/float64(len(run.Agents))
 		rows = append(rows, row)

@@ -70,6 +70,11 @@ const (
 	AgentStopped AgentState = "stopped"
 	AgentLost    AgentState = "lost"
 	AgentFailed  AgentState = "failed"
+	// AgentUnknown is only ever recorded, never live: a bundle rebuilt
+	// from the spool of a process that was killed knows an agent's
+	// intervals, not how it ended (its process, or the coordinator,
+	// ended first). It is not in AgentStates, which are live states.
+	AgentUnknown AgentState = "unknown"
 )
 
 // AgentStates lists every state, for metrics that expose one series per

@@ -27,6 +27,7 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/properties"
+	"github.com/ycsbctl/ycsbctl/internal/resultsdir"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/shellquote"
 	"github.com/ycsbctl/ycsbctl/internal/sink/hlog"
@@ -109,7 +110,7 @@ type Session struct {
 
 	opened bool
 	// results is the results directory, made ready before any load.
-	results *bundle.Claimed
+	results *resultsdir.Owned
 	hlog    *hlog.FileSink
 	exp     *metrics.Exporter
 	msrv    *metrics.Server
@@ -156,7 +157,22 @@ func (s *Session) Open() error {
 	}
 	s.opened = true
 	sp := s.o.Spec
+	// First, so that nothing in the results directory is looked at or
+	// written before this process owns it; --overwrite only sets the old
+	// bundle aside, and puts it back if anything below is refused.
+	if dir := sp.Output.ResultsDir; dir != "" {
+		c, err := resultsdir.Claim(dir, sp.Output.Overwrite, s.Logf)
+		if err != nil {
+			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("--results %s: %w", dir, err))
+		}
+		s.results = c
+	}
+	if err := s.checkOutputs(); err != nil {
+		s.closeOutputs()
+		return exitcode.Wrap(exitcode.InvalidConfig, err)
+	}
 	if err := s.openMeasure(); err != nil {
+		s.closeOutputs()
 		return err
 	}
 	if f := sp.Output.ExportFile; f != "" {
@@ -187,16 +203,6 @@ func (s *Session) Open() error {
 		s.msrv = srv
 		s.Logf("Prometheus metrics: %s", srv.URL())
 	}
-	// Last, so that --overwrite removes an old bundle only once
-	// everything else was accepted.
-	if dir := sp.Output.ResultsDir; dir != "" {
-		c, err := bundle.Claim(dir, sp.Output.Overwrite)
-		if err != nil {
-			s.closeOutputs()
-			return exitcode.Wrap(exitcode.InvalidConfig, fmt.Errorf("--results %s: %w", dir, err))
-		}
-		s.results = c
-	}
 	return nil
 }
 
@@ -211,6 +217,11 @@ func (s *Session) closeOutputs() {
 		_ = s.msrv.Close()
 		s.msrv = nil
 	}
+	s.releaseResults()
+}
+
+// releaseResults ends this process' ownership of the results directory.
+func (s *Session) releaseResults() {
 	s.results.Release()
 	s.results = nil
 }
@@ -399,6 +410,7 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 			s.Logf("Results: %s (ycsbctl report %s)", rec.Dir(), rec.Dir())
 		}
 	}
+	s.releaseResults()
 	if v.code == exitcode.OK && out.Status == run.StatusPartial {
 		s.Logf("WARNING: results are partial: %s", strings.Join(out.Reasons, "; "))
 	}
