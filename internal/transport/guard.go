@@ -298,7 +298,7 @@ func Dial(addr string, f *TLSFiles, token string, self Identity) (*grpc.ClientCo
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxCoordinatorMessageBytes)),
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
-			MinConnectTimeout: 2 * time.Second,
+			MinConnectTimeout: ConnectTimeout,
 		}),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: clientPingInterval, Timeout: clientPingTimeout, PermitWithoutStream: true}),
 	)
