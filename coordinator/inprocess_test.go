@@ -303,7 +303,7 @@ func TestInvalidConfigRefusedBeforeContact(t *testing.T) {
 		{runConfig{DB: "basic", Props: props, Agents: []string{"127.0.0.1"}, OnAgentLoss: "retry"}, "--on-agent-loss"},
 		{runConfig{DB: "nosuchdb", Props: props, Agents: []string{nobody}}, "unknown database"},
 		{runConfig{DB: "basic", Props: properties.FromMap(baseProps(map[string]string{"threadcount": "0"})), Agents: []string{nobody}}, "threadcount"},
-		{runConfig{DB: "basic", Props: properties.FromMap(baseProps(map[string]string{"operationcount": "2"})), Agents: []string{nobody, "127.0.0.2:1", "127.0.0.3:1"}, Phase: run.Run}, "operationcount"},
+		{runConfig{DB: "basic", Props: properties.FromMap(baseProps(map[string]string{"operationcount": "2"})), Agents: []string{nobody, "127.0.0.1:2", "127.0.0.1:3"}, Phase: run.Run}, "operationcount"},
 		{runConfig{DB: "basic", Props: props, Agents: []string{nobody}, TLS: &transport.TLSFiles{Cert: "x"}}, "--tls-cert, --tls-key and --tls-ca"},
 	}
 	for _, tc := range cases {

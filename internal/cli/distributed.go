@@ -233,7 +233,7 @@ func (d *distributedFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringSliceVar(&d.agents, "agents", nil, "agent addresses in order, host:port, comma separated (port defaults to 7420)")
 	fl.StringVar(&d.onLoss, "on-agent-loss", coordinator.LossAbort, "when an agent is lost: abort (stop everything, exit 3) or continue (results marked partial)")
-	fl.DurationVar(&d.maxOffset, "max-clock-offset", coordinator.DefaultMaxClockOffset, "refuse agents whose clock differs more than this (negative disables)")
+	fl.DurationVar(&d.maxOffset, "max-clock-offset", coordinator.DefaultMaxClockOffset, "refuse agents whose clock differs more than this from the coordinator's (from 1ms to 10m; the check cannot be switched off)")
 	fl.DurationVar(&d.agentTimeout, "agent-timeout", coordinator.DefaultAgentTimeout, "declare an agent lost after this much silence")
 	d.sec.register(cmd)
 }
@@ -264,7 +264,7 @@ func (d *distributedFlags) config(gs *GlobalState, fallback []string, required b
 		why            string
 	}{
 		{"--agent-timeout", d.agentTimeout, coordinator.MinAgentTimeout, coordinator.MaxAgentTimeout, "agents send a heartbeat every second"},
-		{"--max-clock-offset", abs(d.maxOffset), 0, coordinator.MaxMaxClockOffset, "negative disables the check"},
+		{"--max-clock-offset", d.maxOffset, coordinator.MinMaxClockOffset, coordinator.MaxMaxClockOffset, coordinator.MaxClockOffsetRange},
 	} {
 		if err := checkDuration(c.flag, c.v, c.least, c.most, c.why); err != nil {
 			return nil, err
@@ -281,13 +281,6 @@ func checkDuration(flag string, v, least, most time.Duration, why string) error 
 		return nil
 	}
 	return invalid(fmt.Errorf("flag %s %s: expected at least %s and at most %s (%s)", flag, v, least, most, why))
-}
-
-func abs(d time.Duration) time.Duration {
-	if d < 0 {
-		return -d
-	}
-	return d
 }
 
 // agentSignals is the agent's handling of SIGINT and SIGTERM: the first
