@@ -43,7 +43,6 @@ func plannedStart(t *testing.T, p *proc, within time.Duration) time.Time {
 			t.Fatalf("no planned start within %s:\n%s", within, p.stderr())
 		}
 	}
-	return time.Time{}
 }
 
 // agentOps waits for an agent's "finished: N operations" line and

@@ -49,7 +49,10 @@ func (s *securityFlags) resolve(gs *GlobalState) (*transport.TLSFiles, string, e
 			return nil, "", invalid(fmt.Errorf("flag --tls-cert/--tls-key/--tls-ca: %w", err))
 		}
 	}
-	token := s.token
+	if w := tlsFiles.KeyWarning(); w != "" {
+		fmt.Fprintln(gs.Stderr, w)
+	}
+	token, from := s.token, "flag --token"
 	if s.tokenFile != "" {
 		if token != "" {
 			return nil, "", invalid(errors.New("flags --token and --token-file: expected at most one"))
@@ -58,13 +61,16 @@ func (s *securityFlags) resolve(gs *GlobalState) (*transport.TLSFiles, string, e
 		if err != nil {
 			return nil, "", invalid(fmt.Errorf("flag --token-file: %w", err))
 		}
-		token = strings.TrimSpace(string(b))
+		token, from = strings.TrimSpace(string(b)), "flag --token-file "+s.tokenFile
 		if token == "" {
 			return nil, "", invalid(fmt.Errorf("flag --token-file %s: the file is empty", s.tokenFile))
 		}
 	}
 	if token == "" && gs.Getenv != nil {
-		token = gs.Getenv("YCSBCTL_TOKEN")
+		token, from = gs.Getenv("YCSBCTL_TOKEN"), "YCSBCTL_TOKEN (the token when neither --token nor --token-file is given)"
+	}
+	if err := transport.CheckToken(token, from); err != nil {
+		return nil, "", invalid(err)
 	}
 	return tlsFiles, token, nil
 }
