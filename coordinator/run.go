@@ -93,6 +93,8 @@ type Coordinator struct {
 	warningOrder  []string
 	// missing holds each agent's unmeasured intervals, for run.json.
 	missing []string
+	// propDiffs are the properties the agents do not all run with.
+	propDiffs []bundle.PropertyDifference
 	notes   []string
 	mergeNs int64
 	sealed  int64
@@ -229,6 +231,7 @@ func (c *Coordinator) execute(ctx context.Context) (*run.Outcome, error) {
 			c.logf("WARNING: agent %d (%s) stops its load after %s without word from this coordinator, before --agent-timeout %s declares it lost", a.idx, a.addr, a.lease, s.AgentTimeout)
 		}
 	}
+	c.comparePropertiesOfAgents()
 
 	c.m = newMerger(len(c.agents))
 	c.m.keepAgents = true
