@@ -34,7 +34,7 @@ func (s *securityFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&s.cert, "tls-cert", "", "PEM certificate for mutual TLS")
 	fl.StringVar(&s.key, "tls-key", "", "PEM private key for --tls-cert")
 	fl.StringVar(&s.ca, "tls-ca", "", "PEM CA that signed the peer's certificate")
-	fl.StringVar(&s.token, "token", "", "shared secret the coordinator must present (prefer --token-file or YCSBCTL_TOKEN)")
+	fl.StringVar(&s.token, "token", "", "shared secret the coordinator must present, at least 16 characters (prefer --token-file or YCSBCTL_TOKEN)")
 	fl.StringVar(&s.tokenFile, "token-file", "", "file holding the shared secret")
 }
 
@@ -95,7 +95,11 @@ from just before the start instant. -p properties apply on top of every
 run's: per-host settings only (hosts, connection and TLS settings,
 embedded.dir); properties the coordinator's plan owns (record and operation
 counts, target, threads, time limits, warm-up, measurement settings, the
-workload) are refused (exit 2).
+workload) are refused (exit 2), and so are the output properties an agent
+never reads (exportfile, status, hdrhistogram.*, ycsbctl.results, ...: the
+coordinator presents the run). The token (--token, --token-file or
+YCSBCTL_TOKEN) has at least 16 characters; wrong tokens are throttled per
+address and logged.
 
 SIGTERM or Ctrl-C stops a run in progress and hands it over: the last
 intervals and a final account saying the agent was stopped go to the
