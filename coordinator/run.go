@@ -93,11 +93,11 @@ type Coordinator struct {
 	warningOrder  []string
 	// missing holds each agent's unmeasured intervals, for run.json.
 	missing []string
-	// propDiffs are the properties the agents do not all run with.
-	propDiffs []bundle.PropertyDifference
 	notes   []string
 	mergeNs int64
 	sealed  int64
+	// propDiffs are the properties the agents do not all run with.
+	propDiffs []bundle.PropertyDifference
 }
 
 // New validates a distributed run; errors name the flag or property at
