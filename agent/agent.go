@@ -12,7 +12,9 @@
 // orphaned load keeps hammering a database (a stream still attached, as to
 // a paused coordinator, stays open a while to hand over what was
 // measured). No load starts unless the coordinator was heard from just
-// before the start instant. An agent told to stop (SIGTERM) hands its run
+// before the start instant and its stream stayed up from the Start to
+// the instant itself. Wrong tokens are throttled per address and logged
+// (transport.Guard). An agent told to stop (SIGTERM) hands its run
 // over: last intervals and a Final saying why, acknowledged within a
 // bound. The agent's own properties may not set what the coordinator's
 // plan owns (spec.PlanOwned).
@@ -200,7 +202,7 @@ func Serve(ctx context.Context, cfg Config) error {
 		return err
 	}
 	self := transport.Identity{Version: cfg.Version, Protocol: version.Protocol}
-	guard := &transport.Guard{Token: cfg.Token, Self: self}
+	guard := &transport.Guard{Token: cfg.Token, Self: self, Logf: cfg.Logf}
 	opts, err := transport.ServerOptions(cfg.TLS, guard)
 	if err != nil {
 		return err

@@ -52,6 +52,11 @@ type heldRun struct {
 	state    pb.RunState
 	sess     *session
 	prepared *spec.Prepared
+	// startRecv is when the Start arrived and lostStream when the
+	// attached stream last went down: a stream lost between the two and
+	// the start instant cancels the start (see startAt).
+	startRecv  time.Time
+	lostStream time.Time
 	// cause is what first stopped the load, and why: the Final reports
 	// it, so that the coordinator can tell a share run to its end from one
 	// stopped on this host (a signal, the lease, no coordinator at the
@@ -162,6 +167,7 @@ func (r *heldRun) detach(sess *session) {
 	r.mu.Lock()
 	if r.sess == sess {
 		r.sess = nil
+		r.lostStream = r.clk.Now()
 	}
 	r.mu.Unlock()
 	sess.close()
@@ -552,6 +558,7 @@ func (r *heldRun) start(m *pb.Start) {
 		return
 	}
 	r.state = pb.RunState_RUN_STATE_RUNNING
+	r.startRecv = r.clk.Now()
 	p := r.prepared
 	r.cpuStart = procstat.CPUSeconds()
 	r.cpuLast = r.cpuStart
@@ -569,8 +576,10 @@ func (r *heldRun) start(m *pb.Start) {
 
 // Starting the load needs a live coordinator: the stream attached and a
 // word from it within startSilence, checked startCheckAhead before the
-// start instant. A coordinator that died or stalled between its Start
-// and the start instant gets no load run in its name.
+// start instant, and the stream still attached, never lost since the
+// Start arrived, at the instant itself. A coordinator that died or
+// stalled between its Start and the start instant gets no load run in
+// its name.
 //
 // The coordinator renews the lease every 200 ms until the start (from a
 // 100 ms tick, so a healthy one leaves gaps of up to ~300 ms). startSilence
@@ -587,6 +596,12 @@ func (r *heldRun) start(m *pb.Start) {
 // silent looks again for startRecheck, during which whatever the stream
 // holds is read (an agent descheduled itself wakes its timers and its
 // stream reader together, in no set order).
+//
+// A coordinator that dies (killed, crashed) closes its stream: that is
+// known at once, whatever the margin, so it is looked at again at the
+// start instant, under the lock the stream's end takes (startAt). It used
+// to be looked at only startCheckAhead before, and a coordinator killed
+// in those last 100 ms had its agents run their whole load.
 const (
 	startCheckAhead = 100 * time.Millisecond
 	startSilence    = 800 * time.Millisecond
@@ -603,7 +618,11 @@ func (r *heldRun) launch(p *spec.Prepared, at time.Time) {
 		case <-r.ctx.Done():
 		}
 	}
-	if why := r.awaitCoordinator(); why != "" {
+	why := r.awaitCoordinator()
+	if why == "" {
+		why = r.startAt(p, at)
+	}
+	if why != "" {
 		r.logf("not starting the load: %s", why)
 		r.mu.Lock()
 		r.setCauseLocked(pb.StopCause_STOP_CAUSE_NO_COORDINATOR, "did not start: "+why)
@@ -614,7 +633,6 @@ func (r *heldRun) launch(p *spec.Prepared, at time.Time) {
 		r.awaitResult(p)
 		return
 	}
-	p.Runner.Start(at)
 	// Report the instant the engine itself began, so the coordinator can
 	// say how late this agent actually started (not how late this
 	// goroutine got a core after the workers took them).
@@ -638,6 +656,29 @@ func (r *heldRun) launch(p *spec.Prepared, at time.Time) {
 		r.mu.Unlock()
 	}()
 	r.awaitResult(p)
+}
+
+// startAt waits for the start instant and starts the runner then, unless
+// the coordinator's stream is down at that instant or went down since the
+// Start arrived; it says why it did not start (empty when it did). The
+// check and the start are made under r.mu, which detach takes to note a
+// stream's end: a stream that ended before the instant is never missed.
+// The runner is given the planned instant, which has just passed, so that
+// its intervals are cut from the instant every agent shares.
+func (r *heldRun) startAt(p *spec.Prepared, at time.Time) string {
+	if err := clock.SleepUntilPrecise(r.ctx, r.clk, clock.WallAt(r.clk, at)); err != nil {
+		return "the run is ending"
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.ctx.Err() != nil:
+		return "the run is ending"
+	case r.sess == nil || r.lostStream.After(r.startRecv):
+		return fmt.Sprintf("the stream to %s closed %s before the start instant", r.coordinator, at.Sub(r.lostStream).Round(time.Millisecond))
+	}
+	p.Runner.Start(at)
+	return ""
 }
 
 // awaitCoordinator says why the coordinator cannot be counted on at the

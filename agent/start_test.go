@@ -163,3 +163,58 @@ func TestStartCheckLooksAgain(t *testing.T) {
 		t.Fatalf("ending run: %q", why)
 	}
 }
+
+// A stream lost between the Start and the start instant cancels the
+// start (issue 34 #8), even when a stream is attached again before the
+// instant: the coordinator that sent the Start was, for a while, known
+// to be gone. The agent used to look only 100 ms before the instant, and
+// a coordinator killed after that look had its load run.
+func TestStartRefusedWhenStreamLostBeforeTheInstant(t *testing.T) {
+	c := dial(t, serve(t, Config{Lease: 5 * time.Second}))
+	ctx, cut := context.WithCancel(context.Background())
+	st, _ := c.session(ctx, "run-cut", false)
+	prepare(t, st, &pb.Prepare{Db: "basic", Phase: pb.Phase_PHASE_RUN, Properties: timedRun, AgentCount: 1})
+	// The instant is far enough for the agent's next heartbeat (every
+	// second) to say it took the Start; then the stream is lost.
+	at := time.Now().Add(2500 * time.Millisecond)
+	send(t, st, &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Start{Start: &pb.Start{StartUnixNs: at.UnixNano()}}})
+	for running := false; !running; {
+		m, err := st.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		running = m.GetHeartbeat().GetState() == pb.RunState_RUN_STATE_RUNNING
+	}
+	cut()
+	ctx2, stop := context.WithCancel(context.Background())
+	defer stop()
+	st, _ = c.session(ctx2, "run-cut", true)
+	msgs := recvAll(st)
+	beat := time.NewTicker(100 * time.Millisecond)
+	defer beat.Stop()
+	deadline := time.After(15 * time.Second)
+	var f *pb.Final
+	for f == nil {
+		select {
+		case m, ok := <-msgs:
+			if !ok {
+				t.Fatal("the resumed stream ended before the Final")
+			}
+			if m.GetStarted() != nil {
+				t.Fatal("the agent started the load of a coordinator whose stream it lost before the start instant")
+			}
+			f = m.GetFinal()
+		case <-beat.C:
+			send(t, st, &pb.CoordinatorMsg{Msg: &pb.CoordinatorMsg_Heartbeat{Heartbeat: &pb.Heartbeat{SentUnixNs: time.Now().UnixNano()}}})
+		case <-deadline:
+			t.Fatal("no Final within 15 s")
+		}
+	}
+	release(t, st, msgs)
+	if f.StopCause != pb.StopCause_STOP_CAUSE_NO_COORDINATOR || f.Operations != 0 {
+		t.Fatalf("final %v: a stream lost before the start instant must cancel the start", f)
+	}
+	if !strings.Contains(f.Stopped, "did not start: the stream to test closed ") || !strings.Contains(f.Stopped, " before the start instant") {
+		t.Errorf("the Final does not say why: %q", f.Stopped)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/bundle"
+	"github.com/ycsbctl/ycsbctl/internal/redact"
 )
 
 // Bundle file names inside --results (package bundle's layout).
@@ -25,6 +26,7 @@ func (c *Coordinator) describe(m *bundle.Run) {
 	m.Config.Token = c.s.Token != ""
 	m.Config.MaxClockOffsetNs = int64(c.s.MaxClockOffset)
 	m.Config.AgentTimeoutNs = int64(c.s.AgentTimeout)
+	m.AgentPropertyDifferences = c.propDiffs
 	m.Agents = m.Agents[:0]
 	for _, a := range c.agents {
 		m.Agents = append(m.Agents, bundle.Agent{Index: a.idx, Address: a.addr, Hostname: a.hostname, Version: a.version, Protocol: a.protocol,
@@ -60,5 +62,26 @@ func (c *Coordinator) End(e *bundle.Ending) {
 				Stopped: f.Stopped, CPUSeconds: f.CpuSeconds}
 		}
 		e.Agents = append(e.Agents, ae)
+	}
+}
+
+// comparePropertiesOfAgents finds the properties the agents do not all
+// run with, from the properties each adds (agent -p, reported by its
+// Ping) over the run's, and says each before any load: an agent's own
+// basicdb.simulatedelay or connection setting changes what it measures,
+// which neither the run's properties nor the database as agent 0
+// describes it show. The same lines go to the summary's notes, and
+// run.json lists the values (agent_property_differences).
+func (c *Coordinator) comparePropertiesOfAgents() {
+	own := make([]map[string]string, len(c.agents))
+	addrs := make([]string, len(c.agents))
+	for i, a := range c.agents {
+		own[i], addrs[i] = a.props, a.addr
+	}
+	c.propDiffs = bundle.AgentPropertyDifferences(redact.Properties(c.s.Spec.Props.Map()), addrs, own)
+	for _, d := range c.propDiffs {
+		line := "the agents run with different properties (agent -p): " + d.Text()
+		c.logf("%s", line)
+		c.notes = append(c.notes, line)
 	}
 }

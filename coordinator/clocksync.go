@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/clock"
+	"github.com/ycsbctl/ycsbctl/internal/transport"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
 
@@ -46,7 +47,7 @@ func EstimateOffset(samples []PingSample) (offset, rtt time.Duration, err error)
 func probeClock(ctx context.Context, cli pb.AgentClient, clk clock.Clock, n int) (offset, rtt time.Duration, last *pb.PingResponse, err error) {
 	samples := make([]PingSample, 0, n)
 	for i := 0; i < n; i++ {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		pctx, cancel := context.WithTimeout(ctx, transport.CallTimeout)
 		send := clk.Now().UnixNano()
 		resp, perr := cli.Ping(pctx, &pb.PingRequest{CoordinatorSendUnixNs: send})
 		recv := clk.Now().UnixNano()

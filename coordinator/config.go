@@ -8,7 +8,6 @@ package coordinator
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/clock"
@@ -34,14 +33,22 @@ const (
 	// dead one would otherwise hold the run (and its survivors' results)
 	// for as long as the timeout says.
 	MaxAgentTimeout = time.Minute
-	// MaxMaxClockOffset bounds the clock-offset limit: beyond it the
-	// agents' intervals could not be aligned at all.
+	// MinMaxClockOffset and MaxMaxClockOffset bound the clock-offset
+	// limit. The check cannot be switched off: a limit of 0 would refuse
+	// every agent (no two clocks agree to the nanosecond), and beyond 10
+	// minutes the agents' intervals could not be aligned at all; 10m0s
+	// accepts any clock that NTP keeps at all.
+	MinMaxClockOffset     = time.Millisecond
 	MaxMaxClockOffset     = 10 * time.Minute
 	DefaultPrepareTimeout = 2 * time.Minute
 	// DefaultStopTimeout bounds how long stopping agents may take to
 	// deliver their last interval before the coordinator gives up.
 	DefaultStopTimeout = 15 * time.Second
 )
+
+// MaxClockOffsetRange says what --max-clock-offset accepts, for its
+// refusal and its help.
+const MaxClockOffsetRange = "the largest difference between an agent's clock and the coordinator's that is accepted; the check cannot be switched off, 10m0s is the most lenient"
 
 // Config is one coordinator invocation.
 type Config struct {
@@ -58,8 +65,8 @@ type Config struct {
 	Logf  func(format string, args ...any)
 	Clock clock.Clock
 	// MaxClockOffset refuses agents whose clock differs more than this
-	// from the coordinator's (DefaultMaxClockOffset when 0; negative
-	// disables the check).
+	// from the coordinator's: from MinMaxClockOffset to
+	// MaxMaxClockOffset, DefaultMaxClockOffset when 0 (unset).
 	MaxClockOffset time.Duration
 	// AgentTimeout declares an agent lost after this much silence
 	// (DefaultAgentTimeout when 0).
@@ -111,29 +118,22 @@ func validate(cfg Config) (*settings, error) {
 	if len(s.Agents) == 0 {
 		return nil, invalid("--agents: no agents given (expected a comma-separated list of host[:port])")
 	}
-	first := map[string]string{}
-	for _, a := range s.Agents {
-		n, err := transport.NormalizeAddr(strings.TrimSpace(a))
-		if err != nil {
-			return nil, invalid("--agents: %v", err)
-		}
-		if prev, dup := first[n]; dup {
-			return nil, invalid("--agents: duplicate agent %s (given as %q and %q)", n, prev, a)
-		}
-		first[n] = a
-		s.agents = append(s.agents, n)
+	agents, err := normalizeAgents(s.Agents)
+	if err != nil {
+		return nil, err
 	}
-	if s.MaxClockOffset == 0 {
+	s.agents = agents
+	switch {
+	case s.MaxClockOffset == 0:
 		s.MaxClockOffset = DefaultMaxClockOffset
+	case s.MaxClockOffset < MinMaxClockOffset || s.MaxClockOffset > MaxMaxClockOffset:
+		return nil, invalid("flag --max-clock-offset %s: expected at least %s and at most %s (%s)", s.MaxClockOffset, MinMaxClockOffset, MaxMaxClockOffset, MaxClockOffsetRange)
 	}
 	switch {
 	case s.AgentTimeout == 0:
 		s.AgentTimeout = DefaultAgentTimeout
 	case s.AgentTimeout < MinAgentTimeout || s.AgentTimeout > MaxAgentTimeout:
 		return nil, invalid("flag --agent-timeout %s: expected at least %s and at most %s (agents send a heartbeat every second)", s.AgentTimeout, MinAgentTimeout, MaxAgentTimeout)
-	}
-	if s.MaxClockOffset > MaxMaxClockOffset {
-		return nil, invalid("flag --max-clock-offset %s: expected at most %s (negative disables the check)", s.MaxClockOffset, MaxMaxClockOffset)
 	}
 	if s.PrepareTimeout <= 0 {
 		s.PrepareTimeout = DefaultPrepareTimeout

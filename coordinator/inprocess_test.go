@@ -245,11 +245,11 @@ print(json.dumps(tot))
 func TestInProcessTokenAndTLS(t *testing.T) {
 	c := newCerts(t)
 	good := &transport.TLSFiles{Cert: c.server, Key: c.serverKey, CA: c.ca}
-	secured := testAgent(t, agent.Config{TLS: good, Token: "s3cret-token"})
+	secured := testAgent(t, agent.Config{TLS: good, Token: "s3cret-token-0123456789"})
 	props := properties.FromMap(baseProps(map[string]string{"recordcount": "300", "operationcount": "300"}))
 	client := &transport.TLSFiles{Cert: c.client, Key: c.clientKey, CA: c.ca}
 
-	r := runCoord(t, runConfig{DB: "basic", Phase: run.Load, Agents: []string{secured}, Props: props, TLS: client, Token: "s3cret-token"})
+	r := runCoord(t, runConfig{DB: "basic", Phase: run.Load, Agents: []string{secured}, Props: props, TLS: client, Token: "s3cret-token-0123456789"})
 	if r.code != exitcode.OK {
 		t.Fatalf("mTLS + token run: %v %v", r.code, r.err)
 	}
@@ -261,9 +261,9 @@ func TestInProcessTokenAndTLS(t *testing.T) {
 	}{
 		{"wrong token", client, "guess", "rejected the token"},
 		{"no token", client, "", "requires a token"},
-		{"no TLS", nil, "s3cret-token", "TLS mismatch"},
-		{"client cert from another CA", &transport.TLSFiles{Cert: c.rogue, Key: c.rogueKey, CA: c.ca}, "s3cret-token", "TLS"},
-		{"agent cert not trusted", &transport.TLSFiles{Cert: c.client, Key: c.clientKey, CA: c.otherCA}, "s3cret-token", "TLS handshake failed"},
+		{"no TLS", nil, "s3cret-token-0123456789", "TLS mismatch"},
+		{"client cert from another CA", &transport.TLSFiles{Cert: c.rogue, Key: c.rogueKey, CA: c.ca}, "s3cret-token-0123456789", "TLS"},
+		{"agent cert not trusted", &transport.TLSFiles{Cert: c.client, Key: c.clientKey, CA: c.otherCA}, "s3cret-token-0123456789", "TLS handshake failed"},
 	}
 	for _, tc := range cases {
 		r := runCoord(t, runConfig{DB: "basic", Phase: run.Load, Agents: []string{secured}, Props: props, TLS: tc.tls, Token: tc.token})
@@ -303,7 +303,7 @@ func TestInvalidConfigRefusedBeforeContact(t *testing.T) {
 		{runConfig{DB: "basic", Props: props, Agents: []string{"127.0.0.1"}, OnAgentLoss: "retry"}, "--on-agent-loss"},
 		{runConfig{DB: "nosuchdb", Props: props, Agents: []string{nobody}}, "unknown database"},
 		{runConfig{DB: "basic", Props: properties.FromMap(baseProps(map[string]string{"threadcount": "0"})), Agents: []string{nobody}}, "threadcount"},
-		{runConfig{DB: "basic", Props: properties.FromMap(baseProps(map[string]string{"operationcount": "2"})), Agents: []string{nobody, "127.0.0.2:1", "127.0.0.3:1"}, Phase: run.Run}, "operationcount"},
+		{runConfig{DB: "basic", Props: properties.FromMap(baseProps(map[string]string{"operationcount": "2"})), Agents: []string{nobody, "127.0.0.1:2", "127.0.0.1:3"}, Phase: run.Run}, "operationcount"},
 		{runConfig{DB: "basic", Props: props, Agents: []string{nobody}, TLS: &transport.TLSFiles{Cert: "x"}}, "--tls-cert, --tls-key and --tls-ca"},
 	}
 	for _, tc := range cases {

@@ -65,7 +65,7 @@ func (c *Coordinator) probe(ctx context.Context, a *agentRun) error {
 		return fmt.Errorf("agent %d (%s): %s", a.idx, a.addr, busyReason(resp))
 	}
 	a.offset, a.rtt, a.lease = off, rtt, time.Duration(resp.LeaseNs)
-	if lim := c.s.MaxClockOffset; lim > 0 && (off > lim || off < -lim) {
+	if lim := c.s.MaxClockOffset; off > lim || off < -lim {
 		dir := "ahead of"
 		if off < 0 {
 			dir = "behind"

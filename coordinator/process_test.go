@@ -325,10 +325,10 @@ func TestProcesses(t *testing.T) {
 
 	t.Run("mTLS and token", func(t *testing.T) {
 		cs := newCerts(t)
-		a := spawnAgent(t, "tls-agent", procAgentConfig{Token: "tok-123", TLS: &transport.TLSFiles{Cert: cs.server, Key: cs.serverKey, CA: cs.ca}})
+		a := spawnAgent(t, "tls-agent", procAgentConfig{Token: "tok-0123456789abcdef", TLS: &transport.TLSFiles{Cert: cs.server, Key: cs.serverKey, CA: cs.ca}})
 		good := &transport.TLSFiles{Cert: cs.client, Key: cs.clientKey, CA: cs.ca}
 		props := procProps(map[string]string{"recordcount": "300"})
-		c := coordProc(t, "coordinator", procCoordConfig{DB: "basic", Load: true, Props: props, Agents: []string{a.addr}, TLS: good, Token: "tok-123"})
+		c := coordProc(t, "coordinator", procCoordConfig{DB: "basic", Load: true, Props: props, Agents: []string{a.addr}, TLS: good, Token: "tok-0123456789abcdef"})
 		if code := c.wait(t, 20*time.Second); code != 0 {
 			t.Fatalf("exit %d", code)
 		}
@@ -338,8 +338,8 @@ func TestProcesses(t *testing.T) {
 			want  string
 		}{
 			{good, "nope", "rejected the token"},
-			{&transport.TLSFiles{Cert: cs.rogue, Key: cs.rogueKey, CA: cs.ca}, "tok-123", "TLS"},
-			{nil, "tok-123", "TLS mismatch"},
+			{&transport.TLSFiles{Cert: cs.rogue, Key: cs.rogueKey, CA: cs.ca}, "tok-0123456789abcdef", "TLS"},
+			{nil, "tok-0123456789abcdef", "TLS mismatch"},
 		} {
 			c := coordProc(t, "coordinator", procCoordConfig{DB: "basic", Load: true, Props: props, Agents: []string{a.addr}, TLS: bad.tls, Token: bad.token})
 			if code := c.wait(t, 20*time.Second); code != int(exitcode.Failure) || !strings.Contains(c.stderr(), bad.want) {

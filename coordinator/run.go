@@ -96,6 +96,8 @@ type Coordinator struct {
 	notes   []string
 	mergeNs int64
 	sealed  int64
+	// propDiffs are the properties the agents do not all run with.
+	propDiffs []bundle.PropertyDifference
 }
 
 // New validates a distributed run; errors name the flag or property at
@@ -229,6 +231,7 @@ func (c *Coordinator) execute(ctx context.Context) (*run.Outcome, error) {
 			c.logf("WARNING: agent %d (%s) stops its load after %s without word from this coordinator, before --agent-timeout %s declares it lost", a.idx, a.addr, a.lease, s.AgentTimeout)
 		}
 	}
+	c.comparePropertiesOfAgents()
 
 	c.m = newMerger(len(c.agents))
 	c.m.keepAgents = true

@@ -844,10 +844,10 @@ func faultRows() []faultRow {
 			exit: 0, status: "complete", notStderr: []string{" lost: "}},
 
 		// --- who may run -------------------------------------------------
-		{name: "wrong-token", agentArgs: func(e *faultEnv, i int) []string { return token("right")(e, i) },
+		{name: "wrong-token", agentArgs: func(e *faultEnv, i int) []string { return token("right-token-0123456789")(e, i) },
 			run: func(e *faultEnv) []string {
-				e.token = "right"
-				return append(mxTimedRun(3)(e), "--token", "wrong")
+				e.token = "right-token-0123456789"
+				return append(mxTimedRun(3)(e), "--token", "wrong-token-0123456789")
 			},
 			when: func(*faultEnv) {}, fault: fromStart, exit: 1, stderr: []string{"rejected the token"}, detect: "rejected the token"},
 		{name: "wrong-cert", agents: 1,

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -175,9 +176,17 @@ func TestAgentRefusesUnauthenticatedBodies(t *testing.T) {
 		wg.Wait()
 		t.Logf("20 unauthenticated %d MiB pings refused in %s", size>>20, time.Since(start))
 		for i, err := range errs {
-			assert.Equal(t, codes.Unauthenticated, status.Code(err), "%d MiB call %d: %v", size>>20, i, err)
+			// Refused from its headers either way: for its token, or
+			// unread once this address has failed too often (the
+			// throttle of issue 34 #14).
+			assert.Contains(t, []codes.Code{codes.Unauthenticated, codes.ResourceExhausted}, status.Code(err), "%d MiB call %d: %v", size>>20, i, err)
+			if status.Code(err) == codes.ResourceExhausted {
+				assert.Contains(t, status.Convert(err).Message(), "too many requests with a wrong or missing token", "%d MiB call %d", size>>20, i)
+			}
 		}
 	}
+	// The throttle lets this address in again once its bucket refills.
+	waitFor(t, "the throttle to let the honest coordinator in", func() bool { return ping(a.addr, token) == nil }, a.stderr)
 	peak := a.statusKB(t, "VmHWM")
 	now := a.statusKB(t, "VmRSS")
 	t.Logf("agent RSS: %d kB before, %d kB after, peak %d kB", baseline, now, peak)
@@ -301,4 +310,121 @@ func TestNonLoopbackRefusalNamesRealFlag(t *testing.T) {
 	help := ycsbctl(t, "agent", "--help")
 	require.Equal(t, 0, help.code)
 	assert.Regexp(t, regexp.MustCompile(`(?m)^\s+`+regexp.QuoteMeta(m[1])+`\s`), help.stdout, "agent --help lists %s", m[1])
+}
+
+// TestWrongTokensAreThrottledAndLogged (issue 34 #14): a client that
+// hammers an agent with wrong tokens over one connection has at most a
+// few of them looked at per second (an agent answered 4,250 a second),
+// is told how long to wait, and the agent's log says it, with the
+// address and never a guess. The right token still gets in
+// once the guesser stops.
+func TestWrongTokensAreThrottledAndLogged(t *testing.T) {
+	const token = "right-token-0123456789abcdef"
+	a := startAgent(t, "--token", token)
+	require.NoError(t, ping(a.addr, token), "an honest coordinator can ping")
+	cc, err := grpc.NewClient("passthrough:///"+a.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer func() { _ = cc.Close() }()
+	cli := pb.NewAgentClient(cc)
+
+	const window = 2 * time.Second
+	var guesses []string
+	codesSeen := map[codes.Code]int{}
+	var hint string
+	start := time.Now()
+	for time.Since(start) < window {
+		guess := fmt.Sprintf("guess-%06d-abcdefghijklmnop", len(guesses))
+		guesses = append(guesses, guess)
+		ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+guess), 10*time.Second)
+		_, err := cli.Ping(ctx, &pb.PingRequest{})
+		cancel()
+		st := status.Convert(err)
+		codesSeen[st.Code()]++
+		if st.Code() == codes.ResourceExhausted && hint == "" {
+			hint = st.Message()
+		}
+	}
+	took := time.Since(start)
+	looked := float64(codesSeen[codes.Unauthenticated]) / took.Seconds()
+	t.Logf("%d guesses over one connection in %s: %v; %.1f tokens looked at per second", len(guesses), took.Round(time.Millisecond), codesSeen, looked)
+	assert.Zero(t, codesSeen[codes.OK], "a guess got in")
+	assert.LessOrEqual(t, looked, 50.0, "wrong tokens looked at per second (the agent answered thousands)")
+	assert.Contains(t, hint, "too many requests with a wrong or missing token from 127.0.0.1: this agent looks at the next one in ")
+
+	waitFor(t, "the honest coordinator to get in again", func() bool { return ping(a.addr, token) == nil }, a.stderr)
+	// The first failure is logged at once; the counts follow every 10 s
+	// (their wording and bounds: internal/transport's throttle tests).
+	waitFor(t, "the agent's log of the failures", func() bool {
+		return strings.Contains(a.stderr(), "authentication failed: a request from 127.0.0.1 with a wrong or missing token was refused")
+	}, a.stderr)
+	log := a.stderr()
+	assert.LessOrEqual(t, strings.Count(log, "authentication failed"), 4, "the log is rate-limited:\n%s", log)
+	for _, g := range guesses {
+		if strings.Contains(log, g) {
+			t.Fatalf("the agent's log holds a guessed token %q:\n%s", g, log)
+		}
+	}
+	assert.NotContains(t, log, token)
+}
+
+// TestWeakSecretsAreRefusedOrWarned (issue 34 #14): a token too short to
+// resist guessing is refused at agent and coordinator start (exit 2,
+// naming where it came from and not echoing it), and a TLS private key
+// that others can read is warned about at start, naming the file and the
+// fix; `ycsbctl certs` writes every key 0600, and those draw no warning.
+func TestWeakSecretsAreRefusedOrWarned(t *testing.T) {
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short-token")
+	require.NoError(t, os.WriteFile(short, []byte("x\n"), 0o600))
+	coord := []string{"coordinator", "run", "basic", "--agents", "127.0.0.1:1", "-p", "operationcount=10"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  string
+		want string
+	}{
+		{"agent --token", []string{"agent", "--listen", "127.0.0.1:0", "--token", "abc"}, "", "flag --token: the token has 3 characters, expected at least 16"},
+		{"agent --token-file", []string{"agent", "--listen", "127.0.0.1:0", "--token-file", short}, "", "flag --token-file " + short + ": the token has 1 characters, expected at least 16"},
+		{"agent YCSBCTL_TOKEN", []string{"agent", "--listen", "127.0.0.1:0"}, "sixteen-minus-1", "YCSBCTL_TOKEN (the token when neither --token nor --token-file is given): the token has 15 characters"},
+		{"coordinator --token", append(coord, "--token", "abc"), "", "flag --token: the token has 3 characters, expected at least 16"},
+		{"coordinator --token-file", append(coord, "--token-file", short), "", "flag --token-file " + short + ": the token has 1 characters"},
+		{"coordinator YCSBCTL_TOKEN", coord, "x", "YCSBCTL_TOKEN (the token when neither --token nor --token-file is given): the token has 1 characters"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// An agent that accepts the token serves until it is killed:
+			// the bound turns that into a failure, not a hang.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, binary(t), tc.args...)
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(os.Environ(), "YCSBCTL_TOKEN="+tc.env)
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, ctx.Err(), "still running after 30s: the weak token was accepted:\n%s", out)
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "the weak token was accepted:\n%s", out)
+			assert.Equal(t, 2, ee.ExitCode(), "%s", out)
+			assert.Contains(t, string(out), tc.want)
+			assert.Contains(t, string(out), "openssl rand -hex 16")
+			assert.NotContains(t, string(out), "listening on")
+			assert.NotContains(t, string(out), "sixteen-minus-1")
+		})
+	}
+
+	agentTLS, coordTLS := certsFor(t)
+	for _, k := range []string{agentTLS[3], coordTLS[3], filepath.Join(filepath.Dir(agentTLS[5]), "ca-key.pem")} {
+		st, err := os.Stat(k)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "ycsbctl certs wrote %s", k)
+	}
+	quiet := startAgent(t, agentTLS...)
+	assert.NotContains(t, quiet.stderr(), "WARNING: --tls-key")
+	for _, mode := range []os.FileMode{0o644, 0o640} {
+		require.NoError(t, os.Chmod(agentTLS[3], mode))
+		a := startAgent(t, agentTLS...)
+		want := fmt.Sprintf("WARNING: --tls-key %s can be read by users other than its owner (mode %04o): whoever reads it can pose as this host in mutual TLS; run `chmod 600 %s`", agentTLS[3], mode, agentTLS[3])
+		assert.Contains(t, a.stderr(), want)
+	}
+	require.NoError(t, os.Chmod(coordTLS[3], 0o604))
+	r := ycsbctl(t, append(append([]string{}, coord...), coordTLS...)...)
+	assert.Contains(t, r.stderr, "WARNING: --tls-key "+coordTLS[3]+" can be read by users other than its owner (mode 0604)")
 }

@@ -3,11 +3,13 @@ package main_test
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -46,14 +48,26 @@ func waitFor(t *testing.T, what string, cond func() bool, diag func() string) {
 // TestConnectionFailuresNameTheCause runs real agents and coordinators
 // that cannot work together and checks that the coordinator says why: a
 // TLS mismatch in either direction (gRPC only says "error reading server
-// preface: EOF" or "first record does not look like a TLS handshake"), and
-// a wrong token, whose message redaction used to eat ("rejected the token:
-// REDACTED token").
+// preface: EOF" or "first record does not look like a TLS handshake"), a
+// wrong token, whose message redaction used to eat ("rejected the token:
+// REDACTED token"), and a peer that accepts the connection and never
+// answers (a stopped agent, a port that is not an agent's), which was
+// called a TLS mismatch, "the agent closed the connection", when nothing
+// had closed it (issue 34 #15).
 func TestConnectionFailuresNameTheCause(t *testing.T) {
 	agentTLS, coordTLS := certsFor(t)
 	tlsAgent := startAgent(t, agentTLS...)
 	plainAgent := startAgent(t)
-	tokenAgent := startAgent(t, "--token", "right-token")
+	tokenAgent := startAgent(t, "--token", "right-token-0123456789")
+	frozenPlain, frozenTLS := startAgent(t), startAgent(t, agentTLS...)
+	for _, a := range []*agentProcess{frozenPlain, frozenTLS} {
+		require.NoError(t, a.cmd.Process.Signal(syscall.SIGSTOP))
+		t.Cleanup(func() { _ = a.cmd.Process.Signal(syscall.SIGCONT) })
+	}
+	mute := silentListener(t)
+	refused := freeAddr(t)
+	silent := []string{"no answer: the agent accepted the connection but did not answer within 2s", "stopped (SIGSTOP), overloaded, or not a ycsbctl agent"}
+	notSilent := []string{"TLS mismatch", "closed the connection", "TLS handshake failed", "unreachable"}
 	tests := []struct {
 		name string
 		args []string
@@ -61,11 +75,17 @@ func TestConnectionFailuresNameTheCause(t *testing.T) {
 		not  []string
 	}{
 		{"coordinator without TLS, agent with TLS", []string{"--agents", tlsAgent.addr},
-			[]string{"TLS mismatch", "agent with TLS", "coordinator connects without it", "--tls-cert/--tls-key/--tls-ca"}, []string{"unreachable"}},
+			[]string{"TLS mismatch", "agent with TLS", "coordinator connects without it", "--tls-cert/--tls-key/--tls-ca"}, []string{"unreachable", "no answer"}},
 		{"coordinator with TLS, agent without", append([]string{"--agents", plainAgent.addr}, coordTLS...),
-			[]string{"TLS mismatch", "this coordinator uses TLS", "the agent does not"}, nil},
-		{"wrong token", []string{"--agents", tokenAgent.addr, "--token", "wrong-token"},
+			[]string{"TLS mismatch", "this coordinator uses TLS", "the agent does not"}, []string{"no answer"}},
+		{"wrong token", []string{"--agents", tokenAgent.addr, "--token", "wrong-token-0123456789"},
 			[]string{"rejected the token: wrong token (--token)"}, []string{"REDACTED", "right-token", "wrong-token"}},
+		{"stopped agent (SIGSTOP), coordinator without TLS", []string{"--agents", frozenPlain.addr}, silent, notSilent},
+		{"stopped TLS agent (SIGSTOP), coordinator with TLS", append([]string{"--agents", frozenTLS.addr}, coordTLS...), silent, notSilent},
+		{"stopped TLS agent (SIGSTOP), coordinator without TLS", []string{"--agents", frozenTLS.addr}, silent, notSilent},
+		{"a port that accepts and never answers", []string{"--agents", mute}, silent, notSilent},
+		{"a port that accepts and never answers, coordinator with TLS", append([]string{"--agents", mute}, coordTLS...), silent, notSilent},
+		{"nothing listens", []string{"--agents", refused}, []string{"unreachable", "connection refused"}, []string{"TLS", "no answer"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,6 +99,48 @@ func TestConnectionFailuresNameTheCause(t *testing.T) {
 			}
 		})
 	}
+}
+
+// silentListener is a loopback port that accepts connections and never
+// writes a byte: what a stopped process's kernel, or a service that is
+// not an agent and waits for its client to speak first, looks like.
+func silentListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			_ = c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// freeAddr is a loopback address where nothing listens (a port just
+// bound and released).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
 }
 
 // TestWordingOfARun checks the cosmetic defects of issue 21 on real

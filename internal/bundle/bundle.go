@@ -85,6 +85,10 @@ type Run struct {
 	Agents    []Agent    `json:"agents"`
 	Intervals []Interval `json:"intervals"`
 	Summary   Summary    `json:"summary"`
+	// AgentPropertyDifferences lists the properties the agents did not
+	// all run with (their own agent -p), each agent's value beside the
+	// others'; absent when they all ran with the same.
+	AgentPropertyDifferences []PropertyDifference `json:"agent_property_differences,omitempty"`
 	// Environment describes what the run ran on.
 	Environment *Environment `json:"environment,omitempty"`
 	// Suite places a suite step's run in its suite, with the fingerprint

@@ -41,7 +41,7 @@ func TestCertsDriveMutualTLS(t *testing.T) {
 
 	ready := make(chan string, 1)
 	go func() {
-		_ = agent.Serve(ctx, agent.Config{Listen: "127.0.0.1:0", Token: "cluster-secret", Ready: func(a string) { ready <- a },
+		_ = agent.Serve(ctx, agent.Config{Listen: "127.0.0.1:0", Token: "cluster-secret-0123456789", Ready: func(a string) { ready <- a },
 			TLS: &transport.TLSFiles{Cert: filepath.Join(dir, "127.0.0.1", "agent.pem"), Key: filepath.Join(dir, "127.0.0.1", "agent-key.pem"), CA: filepath.Join(dir, "ca.pem")}})
 	}()
 	var addr string
@@ -62,14 +62,14 @@ func TestCertsDriveMutualTLS(t *testing.T) {
 		return code, errOut
 	}
 
-	code, errOut = run(dir, "cluster-secret")
+	code, errOut = run(dir, "cluster-secret-0123456789")
 	require.Equal(t, 0, code, errOut)
 
-	code, errOut = run("", "cluster-secret")
+	code, errOut = run("", "cluster-secret-0123456789")
 	require.NotEqual(t, 0, code, "a coordinator without a client certificate was let in")
 	require.Contains(t, errOut, addr)
 
-	code, errOut = run(other, "cluster-secret")
+	code, errOut = run(other, "cluster-secret-0123456789")
 	require.NotEqual(t, 0, code, "a coordinator with another CA's certificate was let in")
 	require.Contains(t, errOut, addr)
 	require.Contains(t, errOut, "TLS") // TLS 1.3 reports the rejection as an alert or a dropped connection
@@ -78,7 +78,7 @@ func TestCertsDriveMutualTLS(t *testing.T) {
 	require.NotEqual(t, 0, code, "a coordinator without the token was let in")
 	require.Contains(t, errOut, "token")
 
-	code, errOut = run(dir, "wrong-secret")
+	code, errOut = run(dir, "wrong-secret-0123456789")
 	require.NotEqual(t, 0, code, "a coordinator with a wrong token was let in")
 	require.Contains(t, errOut, "token")
 }

@@ -34,7 +34,7 @@ func (s *securityFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&s.cert, "tls-cert", "", "PEM certificate for mutual TLS")
 	fl.StringVar(&s.key, "tls-key", "", "PEM private key for --tls-cert")
 	fl.StringVar(&s.ca, "tls-ca", "", "PEM CA that signed the peer's certificate")
-	fl.StringVar(&s.token, "token", "", "shared secret the coordinator must present (prefer --token-file or YCSBCTL_TOKEN)")
+	fl.StringVar(&s.token, "token", "", "shared secret the coordinator must present, at least 16 characters (prefer --token-file or YCSBCTL_TOKEN)")
 	fl.StringVar(&s.tokenFile, "token-file", "", "file holding the shared secret")
 }
 
@@ -49,7 +49,10 @@ func (s *securityFlags) resolve(gs *GlobalState) (*transport.TLSFiles, string, e
 			return nil, "", invalid(fmt.Errorf("flag --tls-cert/--tls-key/--tls-ca: %w", err))
 		}
 	}
-	token := s.token
+	if w := tlsFiles.KeyWarning(); w != "" {
+		fmt.Fprintln(gs.Stderr, w)
+	}
+	token, from := s.token, "flag --token"
 	if s.tokenFile != "" {
 		if token != "" {
 			return nil, "", invalid(errors.New("flags --token and --token-file: expected at most one"))
@@ -58,13 +61,16 @@ func (s *securityFlags) resolve(gs *GlobalState) (*transport.TLSFiles, string, e
 		if err != nil {
 			return nil, "", invalid(fmt.Errorf("flag --token-file: %w", err))
 		}
-		token = strings.TrimSpace(string(b))
+		token, from = strings.TrimSpace(string(b)), "flag --token-file "+s.tokenFile
 		if token == "" {
 			return nil, "", invalid(fmt.Errorf("flag --token-file %s: the file is empty", s.tokenFile))
 		}
 	}
 	if token == "" && gs.Getenv != nil {
-		token = gs.Getenv("YCSBCTL_TOKEN")
+		token, from = gs.Getenv("YCSBCTL_TOKEN"), "YCSBCTL_TOKEN (the token when neither --token nor --token-file is given)"
+	}
+	if err := transport.CheckToken(token, from); err != nil {
+		return nil, "", invalid(err)
 	}
 	return tlsFiles, token, nil
 }
@@ -89,7 +95,11 @@ from just before the start instant. -p properties apply on top of every
 run's: per-host settings only (hosts, connection and TLS settings,
 embedded.dir); properties the coordinator's plan owns (record and operation
 counts, target, threads, time limits, warm-up, measurement settings, the
-workload) are refused (exit 2).
+workload) are refused (exit 2), and so are the output properties an agent
+never reads (exportfile, status, hdrhistogram.*, ycsbctl.results, ...: the
+coordinator presents the run). The token (--token, --token-file or
+YCSBCTL_TOKEN) has at least 16 characters; wrong tokens are throttled per
+address and logged.
 
 SIGTERM or Ctrl-C stops a run in progress and hands it over: the last
 intervals and a final account saying the agent was stopped go to the
@@ -233,7 +243,7 @@ func (d *distributedFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringSliceVar(&d.agents, "agents", nil, "agent addresses in order, host:port, comma separated (port defaults to 7420)")
 	fl.StringVar(&d.onLoss, "on-agent-loss", coordinator.LossAbort, "when an agent is lost: abort (stop everything, exit 3) or continue (results marked partial)")
-	fl.DurationVar(&d.maxOffset, "max-clock-offset", coordinator.DefaultMaxClockOffset, "refuse agents whose clock differs more than this (negative disables)")
+	fl.DurationVar(&d.maxOffset, "max-clock-offset", coordinator.DefaultMaxClockOffset, "refuse agents whose clock differs more than this from the coordinator's (from 1ms to 10m; the check cannot be switched off)")
 	fl.DurationVar(&d.agentTimeout, "agent-timeout", coordinator.DefaultAgentTimeout, "declare an agent lost after this much silence")
 	d.sec.register(cmd)
 }
@@ -264,7 +274,7 @@ func (d *distributedFlags) config(gs *GlobalState, fallback []string, required b
 		why            string
 	}{
 		{"--agent-timeout", d.agentTimeout, coordinator.MinAgentTimeout, coordinator.MaxAgentTimeout, "agents send a heartbeat every second"},
-		{"--max-clock-offset", abs(d.maxOffset), 0, coordinator.MaxMaxClockOffset, "negative disables the check"},
+		{"--max-clock-offset", d.maxOffset, coordinator.MinMaxClockOffset, coordinator.MaxMaxClockOffset, coordinator.MaxClockOffsetRange},
 	} {
 		if err := checkDuration(c.flag, c.v, c.least, c.most, c.why); err != nil {
 			return nil, err
@@ -281,13 +291,6 @@ func checkDuration(flag string, v, least, most time.Duration, why string) error 
 		return nil
 	}
 	return invalid(fmt.Errorf("flag %s %s: expected at least %s and at most %s (%s)", flag, v, least, most, why))
-}
-
-func abs(d time.Duration) time.Duration {
-	if d < 0 {
-		return -d
-	}
-	return d
 }
 
 // agentSignals is the agent's handling of SIGINT and SIGTERM: the first

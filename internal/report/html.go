@@ -554,5 +554,8 @@ func configRows(run *bundle.Run) []kv {
 			rows = append(rows, kv{"Agent " + fmt.Sprint(a.Index), fmt.Sprintf("%s on %s, ycsbctl %s", a.Address, a.Hostname, a.Version)})
 		}
 	}
+	for _, d := range run.AgentPropertyDifferences {
+		rows = append(rows, kv{"Differs between agents", d.Text()})
+	}
 	return rows
 }

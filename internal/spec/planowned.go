@@ -65,49 +65,54 @@ func PlanOwned(key string) (why string, owned bool) {
 	return "", false
 }
 
-// AgentPropertyError refuses an agent's own properties that the plan owns.
+// AgentPropertyError refuses an agent's own properties that the plan
+// owns, or that an agent would never read (AgentIgnored).
 type AgentPropertyError struct {
 	// Agent names the agent for a coordinator's message ("agent 1
 	// (10.0.0.2:7420)"); empty when the agent refuses them itself.
 	Agent string
-	Keys  []string
+	// Keys are the plan-owned properties, Ignored the ones an agent does
+	// not read; sorted.
+	Keys    []string
+	Ignored []string
 }
 
 func (e *AgentPropertyError) Error() string {
 	var parts []string
-	for _, k := range e.Keys {
-		why, _ := PlanOwned(k)
-		parts = append(parts, fmt.Sprintf("%s (%s)", k, why))
+	if len(e.Keys) > 0 {
+		parts = append(parts, refusals(e.Keys, "the coordinator's plan owns", func(k string) string { why, _ := PlanOwned(k); return why }))
+	}
+	if len(e.Ignored) > 0 {
+		parts = append(parts, refusals(e.Ignored, "an agent does not read", func(k string) string { why, _ := AgentIgnored(k); return why }))
 	}
 	who, how := "agent -p", "remove it from the agent's command line (-p) or from the Ansible role's ycsbctl_agent_properties"
 	if e.Agent != "" {
 		who = e.Agent + ": its own properties (agent -p)"
 		how = "remove it from that agent's command line (-p) or the Ansible role's ycsbctl_agent_properties, and set it on the coordinator"
 	}
-	noun := "property"
-	if len(e.Keys) > 1 {
-		noun = "properties"
-	}
-	return fmt.Sprintf("%s set %s the coordinator's plan owns: %s; expected only per-host settings (hosts, connection and TLS settings, a local store's directory): %s",
-		who, noun, strings.Join(parts, ", "), how)
+	return fmt.Sprintf("%s set %s; expected only per-host settings (hosts, connection and TLS settings, a local store's directory, measurement.raw.output_file): %s",
+		who, strings.Join(parts, "; and "), how)
 }
 
 // ExitCode makes the refusal a usage error (exit 2): nothing has run.
 func (e *AgentPropertyError) ExitCode() exitcode.Code { return exitcode.InvalidConfig }
 
 // CheckAgentProperties refuses, naming them, the properties among an
-// agent's own that the plan owns; agent names the agent when a
-// coordinator checks what an agent reported.
+// agent's own that the plan owns or that an agent would not read; agent
+// names the agent when a coordinator checks what an agent reported.
 func CheckAgentProperties(agent string, props map[string]string) error {
-	var keys []string
+	e := &AgentPropertyError{Agent: agent}
 	for k := range props {
 		if _, owned := PlanOwned(k); owned {
-			keys = append(keys, k)
+			e.Keys = append(e.Keys, k)
+		} else if _, ignored := AgentIgnored(k); ignored {
+			e.Ignored = append(e.Ignored, k)
 		}
 	}
-	if len(keys) == 0 {
+	if len(e.Keys) == 0 && len(e.Ignored) == 0 {
 		return nil
 	}
-	sort.Strings(keys)
-	return &AgentPropertyError{Agent: agent, Keys: keys}
+	sort.Strings(e.Keys)
+	sort.Strings(e.Ignored)
+	return e
 }

@@ -52,7 +52,7 @@ func closedWithin(c net.Conn, d time.Duration) bool {
 
 func TestGateClosesUnauthenticatedConnections(t *testing.T) {
 	self := Identity{Version: "t", Protocol: 1}
-	g := &Guard{Token: "tok", Self: self, AuthWindow: 300 * time.Millisecond, MaxPending: 4}
+	g := &Guard{Token: "tok-0123456789abcdef", Self: self, AuthWindow: 300 * time.Millisecond, MaxPending: 4}
 	addr := serve(t, g)
 
 	// Beyond MaxPending, the oldest silent connections go first.
@@ -78,7 +78,7 @@ func TestGateClosesUnauthenticatedConnections(t *testing.T) {
 	}
 
 	// An authenticated connection stays past the window.
-	cc, err := Dial(addr, nil, "tok", self)
+	cc, err := Dial(addr, nil, "tok-0123456789abcdef", self)
 	if err != nil {
 		t.Fatal(err)
 	}

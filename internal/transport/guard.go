@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
@@ -114,8 +116,19 @@ type Guard struct {
 	// Listen (DefaultAuthWindow and DefaultMaxPending when zero).
 	AuthWindow time.Duration
 	MaxPending int
+	// Logf receives the failed authentications, per address and counted,
+	// never with the token that was tried (dropped when nil).
+	Logf func(format string, args ...any)
 
-	gate *gate
+	throttleOnce sync.Once
+	throttle     *authThrottle
+	gate         *gate
+}
+
+// throttler is the guard's record of failed authentications.
+func (g *Guard) throttler() *authThrottle {
+	g.throttleOnce.Do(func() { g.throttle = newAuthThrottle(g.Logf) })
+	return g.throttle
 }
 
 // Listen wraps the agent's listener so that connections which carry no
@@ -124,6 +137,24 @@ type Guard struct {
 func (g *Guard) Listen(ln net.Listener) net.Listener {
 	g.gate = newGate(ln, g.AuthWindow, g.MaxPending)
 	return g.gate
+}
+
+// MinTokenLength is the shortest token either side accepts, in
+// characters. Failed guesses are throttled to a few a second per address
+// (authThrottle), but an attacker may use many addresses for a long time:
+// 16 random characters are 64 bits even from a hexadecimal alphabet, some
+// 60,000 years of guessing from a million addresses at their throttled 5
+// a second, where a 1-character token falls within a minute from one.
+// `openssl rand -hex 16` gives 32 characters (128 bits).
+const MinTokenLength = 16
+
+// CheckToken refuses a token too short to resist guessing; flag names
+// where it came from (--token, --token-file FILE, YCSBCTL_TOKEN).
+func CheckToken(token, flag string) error {
+	if n := utf8.RuneCountInString(token); n > 0 && n < MinTokenLength {
+		return fmt.Errorf("%s: the token has %d characters, expected at least %d so that it cannot be guessed (for example `openssl rand -hex 16 >token`, 32 characters)", flag, n, MinTokenLength)
+	}
+	return nil
 }
 
 // checkToken compares the authorization header with the token.
@@ -149,14 +180,27 @@ func (g *Guard) checkToken(md metadata.MD) error {
 // request without the token is refused there (the stream is reset, so the
 // client stops sending); a request with it marks its connection as
 // authenticated for the gate.
+//
+// A peer that failed too often lately (see authThrottle) is refused
+// before its token is compared, with how long to wait.
 func (g *Guard) Tap(ctx context.Context, info *tap.Info) (context.Context, error) {
-	if err := g.checkToken(info.Header); err != nil {
-		return ctx, err
+	var addr net.Addr
+	if p, ok := peer.FromContext(ctx); ok {
+		addr = p.Addr
 	}
-	if g.gate != nil {
-		if p, ok := peer.FromContext(ctx); ok {
-			g.gate.authenticated(p.Addr)
+	if g.Token != "" {
+		th := g.throttler()
+		if wait, throttled := th.throttled(addr); throttled {
+			return ctx, status.Errorf(codes.ResourceExhausted, "too many requests with a wrong or missing token from %s: this agent looks at the next one in %s (failed authentications are throttled per address: %d at once, then %g a second)",
+				peerKey(addr), wait, authFailBurst, authFailRate)
 		}
+		if err := g.checkToken(info.Header); err != nil {
+			th.failed(addr)
+			return ctx, err
+		}
+	}
+	if g.gate != nil && addr != nil {
+		g.gate.authenticated(addr)
 	}
 	return ctx, nil
 }
@@ -298,7 +342,7 @@ func Dial(addr string, f *TLSFiles, token string, self Identity) (*grpc.ClientCo
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxCoordinatorMessageBytes)),
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
-			MinConnectTimeout: 2 * time.Second,
+			MinConnectTimeout: ConnectTimeout,
 		}),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: clientPingInterval, Timeout: clientPingTimeout, PermitWithoutStream: true}),
 	)

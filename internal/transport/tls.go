@@ -57,6 +57,22 @@ func (f *TLSFiles) Validate() error {
 	return err
 }
 
+// KeyWarning says, when the private key's file can be read by anyone but
+// its owner (its group or everyone: mode bits 0077), what that exposes
+// and how to fix it; empty otherwise. Whoever reads the key can pose as
+// this side of the mutual TLS.
+func (f *TLSFiles) KeyWarning() string {
+	if !f.Enabled() || f.Key == "" {
+		return ""
+	}
+	st, err := os.Stat(f.Key)
+	if err != nil || st.Mode().Perm()&0o077 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("WARNING: --tls-key %s can be read by users other than its owner (mode %04o): whoever reads it can pose as this host in mutual TLS; run `chmod 600 %s`",
+		f.Key, st.Mode().Perm(), f.Key)
+}
+
 // ServerCredentials returns credentials for the agent: it presents Cert
 // and requires a client certificate signed by CA.
 func ServerCredentials(f *TLSFiles) (credentials.TransportCredentials, error) {
