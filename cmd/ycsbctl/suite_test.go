@@ -246,7 +246,7 @@ func TestSuiteRefusesBeforeTheFirstStep(t *testing.T) {
 		{"a schema option of a server's adapter", "name: bad\ndatabases:\n  - db: hbase\n    properties: {hbase.zookeeper.quorum: '127.0.0.1:1', columnfamily: f}\nsteps:\n  - load: workloada\n    properties: {hbase.compression: nope}\n", nil,
 			[]string{"line 7", "step load-workloada of hbase", `"hbase.compression"="nope"`, "NONE, GZ"}},
 		{"duplicate agents", head, []string{"--agents", "127.0.0.1:1,127.0.0.1:1"},
-			[]string{"step 01-run-workloada of basic", "duplicate agent 127.0.0.1:1"}},
+			[]string{"step 01-run-workloada of basic", "duplicate agent", "127.0.0.1:1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

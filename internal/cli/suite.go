@@ -212,7 +212,22 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 	if f.resume && f.results == "" {
 		return invalid(errors.New("flag --resume: expected --results DIR, the directory of the suite to continue"))
 	}
+	var owned *resultsdir.Owned
 	if f.resume {
+		// The suite owns the directory it continues before it looks at
+		// it: another live process's results are refused as in use, not
+		// read as a suite that is not there.
+		var err error
+		if _, serr := os.Stat(f.results); errors.Is(serr, fs.ErrNotExist) {
+			// Nothing to own: say that there is nothing to resume.
+			if err := suite.Resumable(f.results); err != nil {
+				return invalid(err)
+			}
+		}
+		if owned, err = ownSuiteDir(gs, f.results, false); err != nil {
+			return err
+		}
+		defer owned.Release()
 		// Before the file: without FILE the suite is the one kept there.
 		if err := suite.Resumable(f.results); err != nil {
 			return invalid(err)
@@ -257,11 +272,12 @@ func runSuite(gs *GlobalState, f *suiteFlags, args []string) error {
 	}
 	// The suite owns its directory, step bundles included, from before
 	// it looks at it until its workbook is written.
-	owned, err := ownSuiteDir(gs, dir, !f.resume)
-	if err != nil {
-		return err
+	if owned == nil {
+		if owned, err = ownSuiteDir(gs, dir, true); err != nil {
+			return err
+		}
+		defer owned.Release()
 	}
-	defer owned.Release()
 	if !f.resume {
 		if _, err := os.Stat(filepath.Join(dir, suite.FileState)); err == nil {
 			return invalid(fmt.Errorf("flag --results %s: holds an earlier suite; use --resume to continue it or choose another directory", dir))
