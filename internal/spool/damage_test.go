@@ -42,7 +42,7 @@ func testRecords(n int) []*pb.IntervalRecord {
 }
 
 // writeSpool writes recs with the package's writer (format 3).
-func writeSpool(t *testing.T, recs []*pb.IntervalRecord) written {
+func writeSpool(t testing.TB, recs []*pb.IntervalRecord) written {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), ".spool-w")
 	w, err := spool.Create(path, []byte(`{"run_id":"w"}`))

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -151,9 +150,9 @@ func (s *scanner) record(off int64) (frame, error) {
 }
 
 // boundary says whether a frame starts at q: one that reads as a record.
-// Without checksums (format 2) bytes may look like a frame by chance, so
-// the frame after it must read too (or the file end there, or a frame be
-// cut by its end).
+// Without checksums (format 2) bytes inside a record may look like a
+// frame by chance, so the next frame's length must be plausible too (or
+// the file end there).
 func (s *scanner) boundary(q int64) (bool, error) {
 	fr, err := s.record(q)
 	if err != nil || fr.v != frameOK {
@@ -163,13 +162,16 @@ func (s *scanner) boundary(q int64) (bool, error) {
 	if s.lay.crc || next == s.size {
 		return true, nil
 	}
-	fr, err = s.record(next)
+	fr, err = s.payload(next)
 	return fr.v != frameBad, err
 }
 
-// resync finds the first frame boundary at or after from.
-func (s *scanner) resync(from int64) (int64, bool, error) {
-	for q := from; s.size-q >= s.lay.hdr; q++ {
+// resync finds where reading goes on after the frame at off that could
+// not be read: the first frame boundary after off. The damaged frame's
+// own length is not trusted: when it was damaged too, the end it gives
+// may fall on a frame boundary further on, skipping good records.
+func (s *scanner) resync(off int64) (int64, bool, error) {
+	for q := off + 1; s.size-q >= s.lay.hdr; q++ {
 		if ok, err := s.boundary(q); err != nil || ok {
 			return q, ok, err
 		}
@@ -177,31 +179,10 @@ func (s *scanner) resync(from int64) (int64, bool, error) {
 	return 0, false, nil
 }
 
-// skip finds where reading goes on after the frame at off that could not
-// be read: where its own length says it ends, when that is a frame
-// boundary (only its payload was damaged), else the next boundary found
-// by scanning (its length was damaged too).
-func (s *scanner) skip(off int64, fr frame) (int64, bool, error) {
-	if fr.v == frameBad && fr.n > 0 {
-		end := off + s.lay.hdr + fr.n
-		if end == s.size {
-			return end, true, nil
-		}
-		if ok, err := s.boundary(end); err != nil || ok {
-			return end, ok, err
-		}
-	}
-	return s.resync(off + 1)
-}
-
-func read(f *os.File, path string, check Check) (*Reader, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	s := &scanner{f: f, size: st.Size()}
+func read(f io.ReaderAt, size int64, path string, check Check) (*Reader, error) {
+	s := &scanner{f: f, size: size}
 	m := make([]byte, len(magic))
-	if _, err := f.ReadAt(m, 0); err != nil || !bytes.HasPrefix(m, []byte("ycsbctl-spool ")) {
+	if n, _ := f.ReadAt(m, 0); n < len(m) || !bytes.HasPrefix(m, []byte("ycsbctl-spool ")) {
 		return nil, fmt.Errorf("%s: not a ycsbctl spool", path)
 	}
 	lay, ok := layouts[string(m)]
@@ -257,7 +238,7 @@ func (r *Reader) index(s *scanner, off int64) error {
 			r.agents = max(r.agents, int(id.Agent)+1)
 			continue
 		}
-		q, found, err := s.skip(off, fr)
+		q, found, err := s.resync(off)
 		if err != nil {
 			return err
 		}

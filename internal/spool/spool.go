@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,7 +150,7 @@ type entry struct{ off, n int64 }
 
 // Reader is a spool read back: its header and an index of its records.
 type Reader struct {
-	f      *os.File
+	f      io.ReaderAt
 	path   string
 	header []byte
 	idx    map[RecordID]entry
@@ -161,6 +162,7 @@ type Reader struct {
 	// Damage lists the parts of the spool that could not be read, in
 	// file order; every record outside them is indexed.
 	Damage []Damage
+	close  func() error
 }
 
 // Check judges a record read back beyond its framing (a record it
@@ -184,12 +186,16 @@ func OpenChecked(path string, check Check) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := read(f, path, check)
-	if err != nil {
-		_ = f.Close()
-		return nil, err
+	st, err := f.Stat()
+	if err == nil {
+		var r *Reader
+		if r, err = read(f, st.Size(), path, check); err == nil {
+			r.close = f.Close
+			return r, nil
+		}
 	}
-	return r, nil
+	_ = f.Close()
+	return nil, err
 }
 
 // Path is the spool's file.
@@ -237,7 +243,12 @@ func (r *Reader) Keep() (string, error) {
 }
 
 // Close closes the file.
-func (r *Reader) Close() error { return r.f.Close() }
+func (r *Reader) Close() error {
+	if r.close == nil {
+		return nil
+	}
+	return r.close()
+}
 
 // Find lists the spools in a results directory, damaged ones kept by
 // Keep included.
