@@ -159,7 +159,6 @@ func FuzzDamagedSpool(f *testing.F) {
 	})
 }
 
-
 // writeSpoolV3InMemory frames recs as the writer does (format 3: length,
 // CRC-32C, payload; TestFormat3Frames checks the writer's), without the
 // file the writer needs.
