@@ -12,7 +12,7 @@ GOLANGCI := .tools/bin/golangci-lint
 # prints scripts/test-failures.sh's account of LOG last.
 failures = rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || ./scripts/test-failures.sh $(1); exit $$rc
 
-.PHONY: help build demo setup test test-all unit race lint integration cluster-test bench bench-dbs capacity-knees scale proto clean
+.PHONY: help build demo setup test test-all unit race lint integration cluster-test fuzz fuzz-ci bench bench-dbs capacity-knees scale proto clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -54,6 +54,13 @@ cluster-test: build ## root only: 4 hosts (network namespaces, systemd, sshd), A
 	./integration/servers.sh install cassandra
 	./integration/servers.sh install hbase
 	$(GO) test -count=1 -tags cluster -timeout 75m -v ./integration/cluster/ 2>&1 | tee .cluster-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:' ; $(call failures,.cluster-test.log)
+
+FUZZTIME ?= 60s
+fuzz: ## every fuzz target for FUZZTIME each (default 60s; scripts/fuzz.sh: executions per target, a failing input kept under testdata/fuzz)
+	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
+
+fuzz-ci: ## every fuzz target for 8 s: the short budget for CI (about 2.5 minutes on 2 cores, compile included)
+	FUZZTIME=8s ./scripts/fuzz.sh
 
 bench: ## per-operation harness cost, telemetry's sampling and internals-read cost, and end-to-end basic-DB throughput
 	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,16 ./internal/workload/ ./internal/generator/ ./internal/measurement/ ./adapters/cassandra/ ./internal/clock/ ./internal/telemetry/ ./adapters/mongodb/

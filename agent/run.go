@@ -13,7 +13,6 @@ import (
 	"github.com/ycsbctl/ycsbctl/internal/clock"
 	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/procstat"
-	"github.com/ycsbctl/ycsbctl/internal/properties"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/sink/ycsbtext"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
@@ -474,28 +473,12 @@ func failed(idx int32, stage, reason string) *pb.AgentMsg {
 }
 
 func (r *heldRun) prepare(m *pb.Prepare) {
-	var phase run.Phase
-	switch m.Phase {
-	case pb.Phase_PHASE_LOAD:
-		phase = run.Load
-	case pb.Phase_PHASE_RUN:
-		phase = run.Run
-	default:
-		r.failPrepare(fmt.Errorf("unknown phase %v", m.Phase))
-		return
-	}
-	props := properties.FromMap(m.Properties)
-	for k, v := range r.srv.cfg.Properties {
-		props.Set(k, v)
-	}
-	r.logf("preparing %s %s (agent %d of %d)", phase, m.Db, m.AgentIndex, m.AgentCount)
-	// The properties are parsed once, here; the coordinator validated the
-	// same set before sending it.
-	sp, err := spec.Parse(m.Db, props, phase)
+	sp, phase, err := specOf(m, r.srv.cfg.Properties)
 	if err != nil {
 		r.failPrepare(err)
 		return
 	}
+	r.logf("preparing %s %s (agent %d of %d)", phase, m.Db, m.AgentIndex, m.AgentCount)
 	if r.srv.cfg.Sink != nil {
 		// The sink exposes this agent's series at zero as soon as the run
 		// is prepared, under the name its intervals will carry.

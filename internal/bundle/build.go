@@ -32,27 +32,101 @@ const RecoveredExitCode = -1
 // run.json exists is complete. It is the one place a bundle is made: at
 // the end of a run in either mode (with its ending), and after a crash
 // (end nil: the run is marked aborted, its exit code unknown). The spool
-// is removed once the bundle holds everything it did.
+// is removed once the bundle holds everything it did. A spool with parts
+// that could not be read is never removed: the bundle holds every record
+// outside them and says what was dropped and why (run.json's
+// spool_damage and status reasons, the summary's notes), and the spool is
+// kept beside it under a name that says so (spool.Reader.Keep), which a
+// later report does not take for a crash's spool.
 func Build(dir, spoolPath string, end *Ending) (*Run, error) {
-	rd, err := spool.Open(spoolPath)
+	rd, err := spool.OpenChecked(spoolPath, recordCheck)
 	if err != nil {
 		return nil, err
 	}
-	r, err := build(dir, rd, end)
+	var damage *SpoolDamage
+	if len(rd.Damage) > 0 {
+		damage = keepDamaged(rd)
+	}
+	r, err := build(dir, rd, end, damage)
 	if cerr := rd.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
-	if err != nil {
-		return nil, err
+	if err != nil || damage != nil {
+		return r, err
 	}
 	return r, os.Remove(spoolPath)
 }
 
-func build(dir string, rd *spool.Reader, end *Ending) (*Run, error) {
+// SpoolDamage is run.json's account of the parts of the spool the bundle
+// was built from that could not be read.
+type SpoolDamage struct {
+	// Kept is the damaged spool's file name in the bundle's directory.
+	Kept string `json:"kept"`
+	// KeptError says why it could not be given its kept name (it then
+	// keeps its own).
+	KeptError string `json:"kept_error,omitempty"`
+	// Dropped says each unreadable part: its bytes, the records around
+	// it, and why it could not be read.
+	Dropped []string `json:"dropped"`
+}
+
+// Reasons are the damage as run.json's status reasons and the summary's
+// notes say it.
+func (d *SpoolDamage) Reasons() []string {
+	if d == nil {
+		return nil
+	}
+	kept := "it is kept as " + d.Kept
+	if d.KeptError != "" {
+		kept += " (not renamed: " + d.KeptError + ")"
+	}
+	out := []string{fmt.Sprintf("the spool could not be read in full (%s dropped); %s for inspection: remove it when no longer needed (--overwrite removes it with the bundle)",
+		plural.Count(len(d.Dropped), "part"), kept)}
+	for _, p := range d.Dropped {
+		out = append(out, "dropped "+p)
+	}
+	return out
+}
+
+// keepDamaged gives a damaged spool its kept name and describes the
+// damage.
+func keepDamaged(rd *spool.Reader) *SpoolDamage {
+	path, err := rd.Keep()
+	d := &SpoolDamage{Kept: filepath.Base(path)}
+	if err != nil {
+		d.KeptError = err.Error()
+	}
+	for _, dm := range rd.Damage {
+		d.Dropped = append(d.Dropped, dm.String())
+	}
+	return d
+}
+
+// recordCheck refuses, as damage, a spooled record no run could have
+// sent: one of an agent the run's header does not have, or one the
+// coordinator's own validation of an agent's records refuses.
+func recordCheck(header []byte) (func(*pb.IntervalRecord) error, error) {
+	var h struct {
+		Agents []json.RawMessage `json:"agents"`
+	}
+	if err := json.Unmarshal(header, &h); err != nil {
+		return nil, err
+	}
+	var dec wire.Decoded
+	return func(rec *pb.IntervalRecord) error {
+		if int(rec.AgentIndex) >= len(h.Agents) {
+			return fmt.Errorf("the run had %s", plural.Count(len(h.Agents), "agent"))
+		}
+		return wire.DecodeRecord(rec, &dec)
+	}, nil
+}
+
+func build(dir string, rd *spool.Reader, end *Ending, damage *SpoolDamage) (*Run, error) {
 	var r Run
 	if err := json.Unmarshal(rd.Header(), &r); err != nil {
 		return nil, fmt.Errorf("%s: header: %w", rd.Path(), err)
 	}
+	r.SpoolDamage = damage
 	if n := rd.Agents(); n > len(r.Agents) {
 		return nil, fmt.Errorf("%s: records of agent %d, but the run had %s", rd.Path(), n-1, plural.Count(len(r.Agents), "agent"))
 	}
@@ -74,6 +148,7 @@ func build(dir string, rd *spool.Reader, end *Ending) (*Run, error) {
 	var text string
 	if end != nil {
 		text = applyEnding(&r, end)
+		r.StatusReasons = append(r.StatusReasons, damage.Reasons()...)
 	} else if text, err = recovered(&r, rd, total, acc); err != nil {
 		return nil, err
 	}
@@ -340,6 +415,7 @@ func recovered(r *Run, rd *spool.Reader, total *measurement.Interval, acc []agen
 	if rd.Cut {
 		r.StatusReasons = append(r.StatusReasons, "the record being written when it ended was lost")
 	}
+	r.StatusReasons = append(r.StatusReasons, r.SpoolDamage.Reasons()...)
 	pcts := r.Config.Percentiles
 	if len(pcts) == 0 {
 		pcts = []float64{50, 95, 99}

@@ -100,6 +100,9 @@ type Run struct {
 	// Coordinator self-measurement: CPU-side cost of merging.
 	MergeSeconds float64 `json:"coordinator_merge_seconds"`
 	LateRecords  int     `json:"late_records"`
+	// SpoolDamage is what could not be read of the spool the bundle was
+	// built from (nil: all of it was read).
+	SpoolDamage *SpoolDamage `json:"spool_damage,omitempty"`
 }
 
 // Config is the configuration, secrets redacted.

@@ -65,7 +65,7 @@ writes one row per probe and operation (DIR/capacity.csv).`,
 			} else if err != nil {
 				return fmt.Errorf("recovering %s: %w", args[0], err)
 			} else if used != "" {
-				fmt.Fprintf(gs.Stderr, "Recovered the bundle of an unfinished run from its spool %s\n", used)
+				sayRecovered(gs, "run", args[0], used)
 			}
 			r, err := report.Load(args[0])
 			if err != nil {
@@ -141,6 +141,17 @@ func writeOutput(gs *GlobalState, path string, write func(io.Writer) error, bund
 	return nil
 }
 
+// sayRecovered tells the operator that a bundle was rebuilt from a
+// spool, and what of the spool could not be read, as run.json says it.
+func sayRecovered(gs *GlobalState, what, dir, used string) {
+	fmt.Fprintf(gs.Stderr, "Recovered the bundle of an unfinished %s from its spool %s\n", what, used)
+	if b, err := bundle.Read(dir); err == nil {
+		for _, l := range b.Run.SpoolDamage.Reasons() {
+			fmt.Fprintf(gs.Stderr, "  %s\n", l)
+		}
+	}
+}
+
 // reportCapacity writes a capacity bundle's report. The bundle of a probe
 // whose process was killed is rebuilt from its spool first, as a run's.
 func reportCapacity(gs *GlobalState, dir, out, format string) error {
@@ -190,7 +201,7 @@ func recoverProbe(gs *GlobalState, pd string) error {
 	}
 	defer owned.Release()
 	if used, err := bundle.Recover(pd); err == nil && used != "" {
-		fmt.Fprintf(gs.Stderr, "Recovered the bundle of an unfinished probe from its spool %s\n", used)
+		sayRecovered(gs, "probe", pd, used)
 	}
 	return nil
 }

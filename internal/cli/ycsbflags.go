@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -53,8 +52,12 @@ func (f *ycsbFlags) resolve(gs *GlobalState, cmd *cobra.Command) (p *properties.
 		if note != "" {
 			notes = append(notes, note)
 		}
-		if err := p.Load(bytes.NewReader(text)); err != nil {
+		utf8Note, err := p.LoadText(text)
+		if err != nil {
 			return nil, nil, invalid(fmt.Errorf("flag -P %q: %w", name, err))
+		}
+		if utf8Note != "" {
+			notes = append(notes, fmt.Sprintf("-P %s: %s", name, utf8Note))
 		}
 	}
 	cl := properties.New()

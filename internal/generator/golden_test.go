@@ -2,6 +2,7 @@ package generator
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"hash/fnv"
 	"math"
 	"testing"
@@ -60,4 +61,27 @@ func TestFNVHash64MatchesStdlib(t *testing.T) {
 		require.Equal(t, want, FNVHash64(v), "v=%d", v)
 	}
 	require.Equal(t, int64(6284781860667377211), FNVHash64(0))
+}
+
+// Beyond ASCII the value is Java's String: the hash over its UTF-16
+// units, its length counted in them (so more bytes than fieldlength in
+// UTF-8), a cut through a surrogate pair leaving "?" (a lone high
+// surrogate in UTF-8, as Java encodes it). The expected bytes are Java's
+// (JDK 17, YCSB's buildDeterministicValue), in UTF-8.
+func TestGoldenDeterministicValueBeyondASCII(t *testing.T) {
+	for _, tc := range []struct {
+		key, field string
+		size       int
+		want       string
+	}{
+		{"user1", "caf\u00e90", 100, "75736572313a636166c3a9303a313532383532343833313a2d3336313830343831343a2d313033373235393730343a3835323633323134313a313830333439373931333a2d3532323535393533383a313631353737383735353a2d3231373331313038393a"},
+		{"caf\u00e9123", "field0", 100, "636166c3a93132333a6669656c64303a313933323935313136333a2d313932393130393630313a2d3233303636393038383a323133383331333234393a2d323035343033313931373a2d35323738373536363a2d323132313432313539373a313030353030"},
+		{"user1", "caf\u00e90", 8, "75736572313a6361"},
+		{"k\U0001F600x", "f", 2, "6b3f"},
+		{"k\U0001F600x", "f", 50, "6bf09f9880783a663a313430343136343833363a2d3931393937313936353a313131333936323237303a3436323331353734383a"},
+	} {
+		got := AppendDeterministicValue([]byte("pre"), []byte(tc.key), tc.field, tc.size)
+		require.Equal(t, "pre", string(got[:3]))
+		require.Equal(t, tc.want, hex.EncodeToString(got[3:]), "%q %q %d", tc.key, tc.field, tc.size)
+	}
 }

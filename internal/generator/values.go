@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // YCSB RandomByteIterator turns each 32-bit random int b into 6 bytes:
@@ -94,10 +96,14 @@ func FillRandomValue(r *Rand, dst []byte) {
 // decimal Java String.hashCode() of everything so far (':' included), and
 // truncate to size. The hash is kept incrementally, so the cost is linear and
 // nothing is allocated when dst has room. Bytes stand in for Java chars,
-// which is exact for ASCII keys and field names.
+// which is exact for ASCII keys and field names; others take
+// appendDeterministicUTF16, which counts and hashes Java's chars.
 func AppendDeterministicValue(dst []byte, key []byte, fieldName string, size int) []byte {
 	if size <= 0 {
 		return dst
+	}
+	if !isASCII(key) || !isASCII(fieldName) {
+		return appendDeterministicUTF16(dst, key, fieldName, size)
 	}
 	start := len(dst)
 	dst = append(dst, key...)
@@ -117,6 +123,78 @@ func AppendDeterministicValue(dst []byte, key []byte, fieldName string, size int
 		}
 	}
 	return dst[:start+size]
+}
+
+func isASCII[T []byte | string](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// appendDeterministicUTF16 is AppendDeterministicValue for a key or field
+// name beyond ASCII: Java's String holds them in UTF-16, so the hash runs
+// over UTF-16 units and size counts them (the value then holds more than
+// size bytes in UTF-8, as Java's does), and a truncation through a
+// surrogate pair leaves the lone high surrogate Java's UTF-8 encoder
+// writes as "?". Invalid UTF-8 counts as U+FFFD, as Java decodes it.
+func appendDeterministicUTF16(dst []byte, key []byte, fieldName string, size int) []byte {
+	start := len(dst)
+	dst = append(dst, key...)
+	dst = append(dst, ':')
+	dst = append(dst, fieldName...)
+	prefixEnd := len(dst)
+	var h int32
+	units := 0
+	for i := start; i < prefixEnd; {
+		r, n := utf8.DecodeRune(dst[i:])
+		i += n
+		if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+			h = 31*(31*h+r1) + r2
+			units += 2
+			continue
+		}
+		h = 31*h + r
+		units++
+	}
+	for units < size {
+		dst = append(dst, ':')
+		h = 31*h + ':'
+		from := len(dst)
+		dst = strconv.AppendInt(dst, int64(h), 10)
+		for _, c := range dst[from:] {
+			h = 31*h + int32(c)
+		}
+		units += 1 + len(dst) - from
+	}
+	if units == size {
+		return dst
+	}
+	// Cut to size units: within the ASCII tail it is bytes; within the
+	// key and field name, runes.
+	prefixUnits := units - (len(dst) - prefixEnd)
+	if size >= prefixUnits {
+		return dst[:prefixEnd+size-prefixUnits]
+	}
+	n := 0
+	for i := start; i < prefixEnd; {
+		r, w := utf8.DecodeRune(dst[i:])
+		u := utf16.RuneLen(r)
+		switch {
+		case n+u <= size:
+			n += u
+			i += w
+			continue
+		case n < size:
+			// Half a surrogate pair.
+			dst[i] = '?'
+			i++
+		}
+		return dst[:i]
+	}
+	return dst
 }
 
 // AppendKey appends YCSB's key name (CoreWorkload.buildKeyName): if hashed,

@@ -4,9 +4,7 @@
 package properties
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,8 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
@@ -259,177 +255,6 @@ func ReadFile(path string) ([]byte, error) {
 			return nil, err
 		}
 	}
-}
-
-// Load parses Java .properties text into p (later keys win). It supports
-// '#' and '!' comments, '=', ':' or whitespace separators, backslash line
-// continuations and escapes as java.util.Properties reads them:
-//
-//   - \t \n \r \f are the control characters, \uXXXX the UTF-16 code
-//     unit XXXX (a surrogate pair of two escapes forms one character; a
-//     lone surrogate, which Java keeps but UTF-8 cannot hold, becomes
-//     U+FFFD);
-//   - a backslash before any other character stands for that character
-//     (\q is q, \= is =, \\ is \), as in Java, which ignores unknown
-//     escapes rather than refusing them;
-//   - a malformed \u escape (fewer than four hex digits) is an error
-//     naming the line, where Java throws IllegalArgumentException
-//     ("Malformed \uxxxx encoding.").
-//
-// Text with a NUL byte is refused as binary. Lines are read as UTF-8
-// (Java's load(Reader)), not ISO-8859-1 (load(InputStream)).
-func (p *Properties) Load(r io.Reader) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), MaxFileBytes+1)
-	var pending strings.Builder
-	cont := false
-	lineNo, startLine := 0, 0
-	store := func() error {
-		k, v := splitKV(pending.String())
-		pending.Reset()
-		uk, err := unescape(k)
-		if err != nil {
-			return fmt.Errorf("line %d: %w", startLine, err)
-		}
-		uv, err := unescape(v)
-		if err != nil {
-			return fmt.Errorf("line %d: property %q: %w", startLine, uk, err)
-		}
-		p.m[uk] = uv
-		return nil
-	}
-	for sc.Scan() {
-		lineNo++
-		line := sc.Text()
-		if strings.IndexByte(line, 0) >= 0 {
-			return fmt.Errorf("line %d: binary content (a NUL byte); expected a text file", lineNo)
-		}
-		if cont {
-			line = strings.TrimLeft(line, " \t\f")
-		} else {
-			t := strings.TrimLeft(line, " \t\f")
-			if t == "" || t[0] == '#' || t[0] == '!' {
-				continue
-			}
-			line = t
-			startLine = lineNo
-		}
-		// An odd number of trailing backslashes continues the line.
-		n := 0
-		for i := len(line) - 1; i >= 0 && line[i] == '\\'; i-- {
-			n++
-		}
-		if n%2 == 1 {
-			pending.WriteString(line[:len(line)-1])
-			cont = true
-			continue
-		}
-		pending.WriteString(line)
-		cont = false
-		if err := store(); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("line %d: longer than %d MiB", lineNo+1, MaxFileBytes>>20)
-		}
-		return fmt.Errorf("line %d: %w", lineNo, err)
-	}
-	if pending.Len() > 0 {
-		if err := store(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func splitKV(s string) (string, string) {
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		if c == '\\' {
-			i += 2
-			continue
-		}
-		if c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f' {
-			break
-		}
-		i++
-	}
-	if i > len(s) {
-		i = len(s)
-	}
-	key := s[:i]
-	rest := strings.TrimLeft(s[i:], " \t\f")
-	if rest != "" && (rest[0] == '=' || rest[0] == ':') {
-		rest = strings.TrimLeft(rest[1:], " \t\f")
-	}
-	return key, rest
-}
-
-// unescape applies Java's escape rules (see Load).
-func unescape(s string) (string, error) {
-	if !strings.Contains(s, "\\") {
-		return s, nil
-	}
-	var b strings.Builder
-	var high rune // a pending high surrogate from the previous \u escape
-	flush := func() {
-		if high != 0 {
-			b.WriteRune(utf8.RuneError)
-			high = 0
-		}
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 >= len(s) {
-			flush()
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		if s[i] != 'u' {
-			flush()
-			switch s[i] {
-			case 't':
-				b.WriteByte('\t')
-			case 'n':
-				b.WriteByte('\n')
-			case 'r':
-				b.WriteByte('\r')
-			case 'f':
-				b.WriteByte('\f')
-			default:
-				b.WriteByte(s[i])
-			}
-			continue
-		}
-		hex := s[i+1 : min(i+5, len(s))]
-		u, err := strconv.ParseUint(hex, 16, 32)
-		if len(hex) < 4 || err != nil || strings.ContainsAny(hex, "+-_xX") {
-			return "", fmt.Errorf("malformed \\uXXXX escape `\\u%s`: expected four hex digits (Java's Properties refuses it too)", hex)
-		}
-		i += 4
-		r := rune(u)
-		switch {
-		case utf16.IsSurrogate(r) && r < 0xDC00: // high surrogate
-			flush()
-			high = r
-		case utf16.IsSurrogate(r): // low surrogate
-			if high != 0 {
-				b.WriteRune(utf16.DecodeRune(high, r))
-				high = 0
-			} else {
-				b.WriteRune(utf8.RuneError)
-			}
-		default:
-			flush()
-			b.WriteRune(r)
-		}
-	}
-	flush()
-	return b.String(), nil
 }
 
 // ParseOverride splits a -p argument "key=value".

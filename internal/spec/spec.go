@@ -436,6 +436,12 @@ func parseOutput(p *properties.Properties, s *Settings) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Beyond ten years the milliseconds overflow nanoseconds soon after
+	// (9.2e12 ms), into a negative interval.
+	if g > maxDurationSecs*1000 {
+		return nil, &properties.Error{Property: PropTimeseriesGran, Value: p.String(PropTimeseriesGran, ""),
+			Expected: fmt.Sprintf("milliseconds from 1 to %d (ten years)", int64(maxDurationSecs*1000))}
+	}
 	o.Granularity = time.Duration(g) * time.Millisecond
 	o.MaxErrorRate = -1
 	if p.Has(PropMaxErrorRate) {

@@ -6,21 +6,23 @@
 // bundle is built from it at the end of a run, or after a crash (package
 // bundle).
 //
-// Layout: a magic line, then frames of a 4-byte big-endian length and a
-// payload. The first frame is the header (JSON), the others are
-// IntervalRecords in protobuf.
+// Layout: a magic line, then frames. The first frame is the header
+// (JSON), the others are IntervalRecords in protobuf. Format 3 (written
+// now) frames a payload with its 4-byte big-endian length and its
+// CRC-32C; format 2 (still read) had the length only. The checksum is
+// what tells a damaged record from a good one, and a frame boundary from
+// bytes that happen to look like one, when a spool is read back.
 package spool
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -28,12 +30,35 @@ import (
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
 
-// magic starts every spool; the number is the format's version (1 was a
-// coordinator's spool whose header predates the run's full metadata).
-const magic = "ycsbctl-spool 2\n"
+// The magic line starts every spool; the number is the format's version
+// (1 was a coordinator's spool whose header predates the run's full
+// metadata, 2 had no checksums).
+const (
+	magic   = "ycsbctl-spool 3\n"
+	magicV2 = "ycsbctl-spool 2\n"
+)
+
+// layout is how a format frames a payload.
+type layout struct {
+	// hdr is the frame header's size: the length, then the checksum.
+	hdr int64
+	crc bool
+}
+
+var layouts = map[string]layout{
+	magic:   {hdr: 8, crc: true},
+	magicV2: {hdr: 4},
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Prefix starts a spool's file name in a results directory.
 const Prefix = ".spool-"
+
+// DamagedSuffix ends the name of a spool kept because some of it could
+// not be read (Reader.Keep): the bundle holds everything else, and the
+// bytes it could not read stay for the operator to look at.
+const DamagedSuffix = ".damaged"
 
 // maxFrame bounds one frame when reading a spool back: far above any
 // record an agent sends, far below what a corrupt length could ask.
@@ -77,8 +102,9 @@ func Create(path string, header []byte) (*Writer, error) {
 func (w *Writer) Path() string { return w.path }
 
 func (w *Writer) frame(b []byte) error {
-	var hdr [4]byte
-	binary.BigEndian.PutUint32(hdr[:], uint32(len(b)))
+	var hdr [8]byte
+	binary.BigEndian.PutUint32(hdr[:4], uint32(len(b)))
+	binary.BigEndian.PutUint32(hdr[4:], crc32.Checksum(b, castagnoli))
 	if _, err := w.w.Write(hdr[:]); err != nil {
 		return err
 	}
@@ -112,100 +138,64 @@ func (w *Writer) Remove() {
 	_ = os.Remove(w.path)
 }
 
-type key struct {
-	agent int32
-	seq   int64
+// RecordID names a record: an agent's interval.
+type RecordID struct {
+	Agent int32
+	Seq   int64
 }
+
+func (id RecordID) String() string { return fmt.Sprintf("agent %d's interval %d", id.Agent, id.Seq) }
 
 type entry struct{ off, n int64 }
 
 // Reader is a spool read back: its header and an index of its records.
 type Reader struct {
-	f      *os.File
+	f      io.ReaderAt
 	path   string
 	header []byte
-	idx    map[key]entry
+	idx    map[RecordID]entry
 	seqs   []int64
 	agents int
 	// Cut says the spool ended in the middle of a frame: the process
 	// writing it was killed while adding a record, which is lost.
 	Cut bool
+	// Damage lists the parts of the spool that could not be read, in
+	// file order; every record outside them is indexed.
+	Damage []Damage
+	close  func() error
 }
 
-// Open reads a spool's header and indexes its records. A frame cut short
-// by a crash ends the index; everything before it counts. A record seen
-// twice (which no writer adds) counts once.
-func Open(path string) (*Reader, error) {
+// Check judges a record read back beyond its framing (a record it
+// refuses is damage, as one that does not decode). It is made from the
+// spool's header, so that it can bound what the run could have sent.
+type Check func(header []byte) (func(*pb.IntervalRecord) error, error)
+
+// Open reads a spool's header and indexes its records, checking only
+// that they decode (see OpenChecked).
+func Open(path string) (*Reader, error) { return OpenChecked(path, nil) }
+
+// OpenChecked reads a spool's header and indexes its records. A frame cut
+// short at the end of the file (a crash while adding it) ends the index:
+// everything before it counts. A frame that cannot be read anywhere else
+// (its checksum does not match, it does not decode, check refuses it, its
+// length is implausible) is damage: it is skipped up to the next frame
+// that can be read, and said in Damage. A record seen twice (which no
+// writer adds) counts once.
+func OpenChecked(path string, check Check) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	r, err := read(f, path)
-	if err != nil {
-		_ = f.Close()
-		return nil, err
+	st, err := f.Stat()
+	if err == nil {
+		var r *Reader
+		if r, err = read(f, st.Size(), path, check); err == nil {
+			r.close = f.Close
+			return r, nil
+		}
 	}
-	return r, nil
-}
-
-func read(f *os.File, path string) (*Reader, error) {
-	br := bufio.NewReader(f)
-	m := make([]byte, len(magic))
-	if _, err := io.ReadFull(br, m); err != nil || !bytes.HasPrefix(m, []byte("ycsbctl-spool ")) {
-		return nil, fmt.Errorf("%s: not a ycsbctl spool", path)
-	}
-	if !bytes.Equal(m, []byte(magic)) {
-		return nil, fmt.Errorf("%s: a spool of format %q, written by another ycsbctl version: rebuild it with that version's `ycsbctl report`", path, strings.TrimSpace(string(m)))
-	}
-	off := int64(len(magic))
-	next := func() ([]byte, int64, error) {
-		var hdr [4]byte
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			return nil, 0, err
-		}
-		n := binary.BigEndian.Uint32(hdr[:])
-		if n > maxFrame {
-			return nil, 0, fmt.Errorf("frame of %d bytes", n)
-		}
-		b := make([]byte, n)
-		if _, err := io.ReadFull(br, b); err != nil {
-			return nil, 0, err
-		}
-		at := off + 4
-		off += 4 + int64(n)
-		return b, at, nil
-	}
-	h, _, err := next()
-	if err != nil {
-		return nil, fmt.Errorf("%s: no header: %w", path, err)
-	}
-	r := &Reader{f: f, path: path, header: h, idx: map[key]entry{}}
-	seen := map[int64]bool{}
-	var rec pb.IntervalRecord
-	for {
-		b, at, err := next()
-		if err != nil {
-			// io.EOF is the end; anything else is the frame a crash cut.
-			r.Cut = !errors.Is(err, io.EOF)
-			break
-		}
-		if proto.Unmarshal(b, &rec) != nil || rec.AgentIndex < 0 {
-			r.Cut = true
-			break
-		}
-		k := key{rec.AgentIndex, rec.Seq}
-		if _, dup := r.idx[k]; dup {
-			continue
-		}
-		r.idx[k] = entry{off: at, n: int64(len(b))}
-		if !seen[rec.Seq] {
-			seen[rec.Seq] = true
-			r.seqs = append(r.seqs, rec.Seq)
-		}
-		r.agents = max(r.agents, int(rec.AgentIndex)+1)
-	}
-	sort.Slice(r.seqs, func(i, j int) bool { return r.seqs[i] < r.seqs[j] })
-	return r, nil
+	_ = f.Close()
+	return nil, err
 }
 
 // Path is the spool's file.
@@ -222,7 +212,7 @@ func (r *Reader) Agents() int { return r.agents }
 
 // Get reads agent's record of seq into into; false when there is none.
 func (r *Reader) Get(agent int, seq int64, into *pb.IntervalRecord) (bool, error) {
-	e, ok := r.idx[key{int32(agent), seq}]
+	e, ok := r.idx[RecordID{int32(agent), seq}]
 	if !ok {
 		return false, nil
 	}
@@ -233,10 +223,35 @@ func (r *Reader) Get(agent int, seq int64, into *pb.IntervalRecord) (bool, error
 	return true, proto.Unmarshal(b, into)
 }
 
-// Close closes the file.
-func (r *Reader) Close() error { return r.f.Close() }
+// Keep gives a damaged spool its kept name (path + DamagedSuffix), never
+// replacing a file, and returns it: a later recovery does not take it
+// for a spool to rebuild and remove, and the operator sees what it is.
+// A spool already so named stays.
+func (r *Reader) Keep() (string, error) {
+	if strings.HasSuffix(r.path, DamagedSuffix) {
+		return r.path, nil
+	}
+	to := r.path + DamagedSuffix
+	if err := os.Link(r.path, to); err != nil {
+		return r.path, err
+	}
+	if err := os.Remove(r.path); err != nil {
+		return r.path, err
+	}
+	r.path = to
+	return to, nil
+}
 
-// Find lists the spools in a results directory.
+// Close closes the file.
+func (r *Reader) Close() error {
+	if r.close == nil {
+		return nil
+	}
+	return r.close()
+}
+
+// Find lists the spools in a results directory, damaged ones kept by
+// Keep included.
 func Find(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
