@@ -350,3 +350,33 @@ func TestSuiteExitCodeIsItsRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestKilledSuiteIsMarked: a suite killed outright leaves suite.json
+// saying running; the next owner of its directory (suite report here,
+// --resume likewise) marks it aborted with its exit code unknown, and the
+// step it was running incomplete, as a killed run's bundle and a killed
+// capacity search's record are marked. (It used to say running forever.)
+func TestKilledSuiteIsMarked(t *testing.T) {
+	work := t.TempDir()
+	file := writeSuite(t, work, "long.yaml", longStep("1"))
+	res := filepath.Join(work, "res")
+	p := startProc(t, work, "suite", file, "--results", res)
+	p.waitLines(t, `sec: \d+ operations`, 1, 60*time.Second)
+	require.Equal(t, "running", readSuite(t, res).Status, "suite.json while the suite runs")
+	p.signal(syscall.SIGKILL)
+	p.wait(t, 60*time.Second)
+
+	r := ycsbctl(t, "suite", "report", res)
+	assert.Contains(t, r.stderr, "said the suite was running, but its process ended without finishing it", "suite report says what it marked\n%s", r.stderr)
+	st := readSuite(t, res)
+	assert.Equal(t, "aborted", st.Status, "suite.json status")
+	require.NotNil(t, st.ExitCode, "suite.json exit_code")
+	assert.Equal(t, -1, *st.ExitCode, "exit code unknown")
+	assert.Contains(t, st.ExitReason, "killed or crashed")
+	require.NotEmpty(t, st.Steps)
+	assert.Equal(t, "incomplete", st.Steps[0].Status, "the step it was running")
+
+	// A second owner finds nothing to mark.
+	r = ycsbctl(t, "suite", "report", res)
+	assert.NotContains(t, r.stderr, "said the suite was running", "marked once\n%s", r.stderr)
+}

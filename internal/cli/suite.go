@@ -138,6 +138,16 @@ func ownSuiteDir(gs *GlobalState, dir string, create bool) (*resultsdir.Owned, e
 	case err != nil:
 		return nil, fmt.Errorf("--results %s: %w", dir, err)
 	}
+	// Owning the directory proves no live suite runs there: a suite.json
+	// still saying running is a dead suite's, and says so from now on.
+	marked, err := suite.MarkEnded(dir)
+	if err != nil {
+		owned.Release()
+		return nil, fmt.Errorf("--results %s: %w", dir, err)
+	}
+	if marked {
+		fmt.Fprintf(gs.Stderr, "%s: %s said the suite was running, but its process ended without finishing it: marked %s, exit code unknown\n", dir, suite.FileState, suite.SuiteAborted)
+	}
 	return owned, nil
 }
 

@@ -342,6 +342,9 @@ func (r *Runner) runItem(ctx context.Context, i int, it *Item) exitcode.Code {
 	r.report(i, it, "start", "")
 	start := r.Clock.Now()
 	ss.Started = start
+	// On record before it runs: a suite killed during the step leaves
+	// suite.json saying which step it was in (MarkEnded).
+	r.save()
 	var code exitcode.Code
 	switch {
 	case it.Kind == KindPause:

@@ -183,3 +183,29 @@ func completeBundle(dir string) (*bundle.Run, bool) {
 	}
 	return b.Run, true
 }
+
+// EndedUnknown is the exit reason suite.json gives a suite whose process
+// ended without recording how (killed or crashed).
+const EndedUnknown = "unknown: ycsbctl ended without an exit code (killed or crashed) during the suite"
+
+// MarkEnded rewrites the suite.json of a suite whose process died while
+// it ran (it still says running, and the caller owns the directory, so no
+// live process is running it): the suite is aborted with its exit code
+// unknown (bundle.RecoveredExitCode), and a step it had started but not
+// ended is incomplete. It reports whether it changed anything; a
+// suite.json that cannot be read is left for its reader to refuse.
+func MarkEnded(dir string) (bool, error) {
+	s, err := ReadState(dir)
+	if err != nil || s.Status != SuiteRunning {
+		return false, nil
+	}
+	code := bundle.RecoveredExitCode
+	s.Status, s.ExitCode, s.ExitReason = SuiteAborted, &code, EndedUnknown
+	for i := range s.Steps {
+		st := &s.Steps[i]
+		if !st.Started.IsZero() && st.Ended.IsZero() {
+			st.Status = StatusIncomplete
+		}
+	}
+	return true, WriteState(dir, s)
+}
