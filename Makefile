@@ -36,7 +36,9 @@ test: unit ## alias of unit
 race: ## unit tests under the race detector (a package gets 15 minutes; the slowest takes under 2)
 	$(GO) test -race -count=1 -timeout 15m $(PKGS) 2>&1 | tee .race.log; $(call failures,.race.log)
 
-lint: ## gofmt, go vet (also the integration tests) and the pinned golangci-lint (.golangci.yml) must be clean
+lint: ## no conflict markers in tracked files, tidy go.mod files, and gofmt, go vet (also the integration tests) and the pinned golangci-lint (.golangci.yml) clean
+	./scripts/check-conflict-markers.sh
+	GO="$(GO)" ./scripts/check-go-mod-tidy.sh
 	@out="$$(gofmt -l $$(git ls-files '*.go' | grep -v '^integration/ferretdb/'))"; \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
