@@ -50,7 +50,7 @@ lint: ## no conflict markers in tracked files, tidy go.mod files, and gofmt, go 
 	$(GOLANGCI) run --build-tags cluster ./integration/cluster/
 
 integration: build ## integration tests: starts Cassandra, HBase and FerretDB on 127.0.0.1 through integration/servers.sh
-	$(GO) test -count=1 -tags integration -timeout 80m -v ./integration/ 2>&1 | tee .integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|integration_test|servers.sh' ; $(call failures,.integration.log)
+	$(GO) test -count=1 -tags integration -timeout 80m -v ./integration/ 2>&1 | tee .integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic|integration: )|servers\.sh|: RETRY: ' ; $(call failures,.integration.log)
 
 cluster-test: build ## root only: 4 hosts (network namespaces, systemd, sshd), Ansible-deployed agents, a 3-node Cassandra cluster, faults, HBase with region servers on two hosts over a shared root directory; figures: grep cluster-figure: .cluster-test.log; runs one at a time on the machine (the test holds /run/lock/ycsbctl-cluster.lock)
 	./integration/servers.sh install cassandra
