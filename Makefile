@@ -23,7 +23,13 @@ build: ## build bin/ycsbctl
 demo: build ## the main job: load and run YCSB workload A on the embedded store, with live status
 	./scripts/demo.sh
 
-test-all: setup lint unit race integration cluster-test ## everything CI runs: tool setup, lint, unit tests, race detector, integration tests against real servers, then the cluster test (root)
+# The stages of test-all, in order; scripts/stages.sh runs each as its own
+# make, prints each one's duration at its end and a table of all of them
+# last (also when one fails).
+STAGES := setup lint unit race integration cluster-test
+
+test-all: ## everything CI runs: tool setup, lint, unit tests, race detector, integration tests against real servers, then the cluster test (root); ends with each stage's duration
+	MAKE="$(MAKE)" ./scripts/stages.sh $(STAGES)
 
 setup: ## install every test tool (JDK 17, Maven, tmux, Chromium, promtool, .venv, golangci-lint); fails if one cannot be
 	./scripts/ci-setup.sh
