@@ -28,6 +28,10 @@ fails:
 	@echo the failing stage; exit 3
 waits:
 	@sleep 600
+bgok:
+	@echo background ran
+bgfails:
+	@echo background fails; exit 4
 `
 
 // stageLines starts scripts/stages.sh STAGE... on makefile in a process
@@ -114,26 +118,54 @@ func TestStages(t *testing.T) {
 		stages []string
 		code   int
 		rows   []string // the table's rows after its header, in order
+		out    []string // each appears in the output
+		log    map[string]string
 	}{
 		{name: "all-pass", stages: []string{"ok1", "ok2"}, code: 0,
 			rows: []string{`ok1 +\d+s +ok`, `ok2 +\d+s +ok`, `total +\d+s +ok`}},
 		{name: "one-fails", stages: []string{"ok1", "fails", "ok2"}, code: 2,
 			rows: []string{`ok1 +\d+s +ok`, `fails +\d+s +FAILED \(exit 2\)`, `ok2 +- +not run`, `total +\d+s +FAILED`}},
+		{name: "background-waited", stages: []string{"ok1", "bg:bgok", "ok2", "wait:bgok"}, code: 0,
+			rows: []string{`ok1 +\d+s +ok`, `bg:bgok +\d+s +ok`, `ok2 +\d+s +ok`, `total +\d+s +ok`},
+			log:  map[string]string{".bgok.log": "background ran"}},
+		{name: "background-waited-at-the-end", stages: []string{"bg:bgok", "ok1"}, code: 0,
+			rows: []string{`bg:bgok +\d+s +ok`, `ok1 +\d+s +ok`, `total +\d+s +ok`}},
+		{name: "background-fails", stages: []string{"bg:bgfails", "ok1", "wait:bgfails", "ok2"}, code: 2,
+			rows: []string{`bg:bgfails +\d+s +FAILED \(exit 2\)`, `ok1 +\d+s +ok`, `ok2 +- +not run`, `total +\d+s +FAILED`},
+			out:  []string{"=== background stage bgfails: FAILED (exit 2) after", "--- end of .bgfails.log ---", "background fails"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, lines, wait := stageLines(t, c.stages...)
+			cmd, lines, wait := stageLines(t, c.stages...)
 			out := collect(t, lines, nil)
 			assert.Equal(t, c.code, wait(), out)
 			for _, s := range c.stages {
-				if s == "ok2" && c.code != 0 {
+				switch {
+				case s == "ok2" && c.code != 0:
 					assert.NotContains(t, out, "stage two runs", "a stage after a failure does not run")
-					continue
+				case strings.HasPrefix(s, "bg:"):
+					assert.Regexp(t, `(?m)^=== background stage `+s[3:]+`: (ok|FAILED \(exit 2\)) after \d+s ===$`, out)
+				case !strings.HasPrefix(s, "wait:"):
+					assert.Regexp(t, `(?m)^=== stage `+s+`: (ok|FAILED \(exit 2\)) after \d+s ===$`, out)
 				}
-				assert.Regexp(t, `(?m)^=== stage `+s+`: (ok|FAILED \(exit 2\)) after \d+s ===$`, out)
+			}
+			for _, w := range c.out {
+				assert.Contains(t, out, w)
+			}
+			for name, want := range c.log {
+				b, err := os.ReadFile(filepath.Join(cmd.Dir, name))
+				require.NoError(t, err)
+				assert.Contains(t, string(b), want, name)
 			}
 			assertTableEnds(t, out, c.rows)
 		})
 	}
+	t.Run("stage-fails-while-a-background-one-runs", func(t *testing.T) {
+		cmd, lines, wait := stageLines(t, "bg:waits", "fails", "ok2")
+		out := collect(t, lines, nil)
+		assert.Equal(t, 2, wait(), out)
+		assertTableEnds(t, out, []string{`bg:waits +\d+s +stopped \(a stage failed\)`, `fails +\d+s +FAILED \(exit 2\)`, `ok2 +- +not run`, `total +\d+s +FAILED`})
+		assert.False(t, groupRuns(cmd.Process.Pid, "sleep"), "the background stage's sleep still runs:\n%s", psGroup(cmd.Process.Pid))
+	})
 	t.Run("interrupted", func(t *testing.T) {
 		cmd, lines, wait := stageLines(t, "ok1", "waits", "ok2")
 		// Wait until the stage's sleep runs in the group.
