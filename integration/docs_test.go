@@ -61,7 +61,6 @@ func TestDocs(t *testing.T) {
 		}
 		t.Run(db, func(t *testing.T) {
 			startServer(t, db)
-			t.Cleanup(func() { stopServer(t, db) })
 			for _, b := range mine {
 				ran[b.Name()] = true
 				t.Run(b.Name(), func(t *testing.T) { runBlock(t, b) })

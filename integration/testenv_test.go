@@ -2,10 +2,14 @@
 
 // Package integration runs ycsbctl against real database servers started
 // on 127.0.0.1 by servers.sh. Each database's tests call startServer, which
-// starts that server once per test binary (so `-run Cassandra` starts only
-// Cassandra); TestMain stops whatever is still running at the end, and a
-// database's tests may stop their server earlier with stopServer so that
-// two JVM servers never run at once on a small machine.
+// starts that server on first use (so `-run Cassandra` starts only
+// Cassandra) and leaves it running for the tests after it; a test stops it
+// with stopServer only when it needs it down (an outage test, a script
+// that starts its own), and the next startServer starts a fresh one.
+// TestMain stops whatever is still running at the end and prints every
+// start and stop with its duration: a start costs tens of seconds, and the
+// tests once stopped each JVM server after using it, so that Cassandra and
+// HBase were started five times each.
 //
 // YCSBCTL_SKIP_<DB>=1 (e.g. YCSBCTL_SKIP_CASSANDRA=1) skips a database's
 // tests; without it, a server that fails to start fails the test.
