@@ -70,7 +70,6 @@ func runFidelityTable(t *testing.T, info *adapters.Info, rows []fidelityCheck) {
 // property YCSB's CassandraCQLClient reads, plus the init options.
 func TestCassandraFidelity(t *testing.T) {
 	endpoint := startServer(t, "cassandra")
-	t.Cleanup(func() { stopServer(t, "cassandra") })
 	host, port, err := net.SplitHostPort(endpoint)
 	require.NoError(t, err)
 	info, err := adapters.Lookup("site.ycsb.db.CassandraCQLClient")

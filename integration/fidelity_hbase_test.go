@@ -69,7 +69,6 @@ func hbaseRegionDirs(t *testing.T, table string) int {
 // write mode (latency against unbuffered, nothing lost, CLEANUP reported).
 func TestHBaseFidelity(t *testing.T) {
 	quorum := startServer(t, "hbase")
-	t.Cleanup(func() { stopServer(t, "hbase") })
 	info, err := adapters.Lookup("site.ycsb.db.hbase2.HBaseClient2")
 	require.NoError(t, err)
 	base := map[string]string{"hbase.zookeeper.quorum": quorum, "columnfamily": "family", "hbase.timeout": "20000"}

@@ -115,7 +115,6 @@ func hbasePESuite(t *testing.T, quorum string) string {
 
 func TestSuiteHBasePE(t *testing.T) {
 	quorum := startServer(t, "hbase")
-	t.Cleanup(func() { stopServer(t, "hbase") })
 	dir := t.TempDir()
 	file := filepath.Join(dir, "hbase-pe-scaled.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(hbasePESuite(t, quorum)), 0o644))

@@ -222,7 +222,6 @@ func internalsInBundle(run *bundle.Run) []*telemetry.Internals {
 
 func TestTelemetryCassandra(t *testing.T) {
 	endpoint := startServer(t, "cassandra")
-	t.Cleanup(func() { stopServer(t, "cassandra") })
 	host, port, err := net.SplitHostPort(endpoint)
 	require.NoError(t, err)
 	props := map[string]string{"hosts": host, "port": port, "cassandra.connecttimeoutmillis": "5000"}
@@ -312,7 +311,6 @@ func TestTelemetryCassandra(t *testing.T) {
 
 func TestTelemetryHBase(t *testing.T) {
 	quorum := startServer(t, "hbase")
-	t.Cleanup(func() { stopServer(t, "hbase") })
 	props := map[string]string{"hbase.zookeeper.quorum": quorum, "columnfamily": "family", "hbase.timeout": "10000",
 		// Standalone: one JVM, whose master web UI serves the region
 		// server's beans too (servers.sh turns it on, on loopback).

@@ -2,10 +2,14 @@
 
 // Package integration runs ycsbctl against real database servers started
 // on 127.0.0.1 by servers.sh. Each database's tests call startServer, which
-// starts that server once per test binary (so `-run Cassandra` starts only
-// Cassandra); TestMain stops whatever is still running at the end, and a
-// database's tests may stop their server earlier with stopServer so that
-// two JVM servers never run at once on a small machine.
+// starts that server on first use (so `-run Cassandra` starts only
+// Cassandra) and leaves it running for the tests after it; a test stops it
+// with stopServer only when it needs it down (an outage test, a script
+// that starts its own), and the next startServer starts a fresh one.
+// TestMain stops whatever is still running at the end and prints every
+// start and stop with its duration: a start costs tens of seconds, and the
+// tests once stopped each JVM server after using it, so that Cassandra and
+// HBase were started five times each.
 //
 // YCSBCTL_SKIP_<DB>=1 (e.g. YCSBCTL_SKIP_CASSANDRA=1) skips a database's
 // tests; without it, a server that fails to start fails the test.
@@ -48,6 +52,8 @@ type serverState struct {
 var (
 	serversMu sync.Mutex
 	servers   = map[string]*serverState{}
+	// serverLog is every start and stop this binary ran, in order.
+	serverLog serverEvents
 )
 
 func TestMain(m *testing.M) {
@@ -55,11 +61,15 @@ func TestMain(m *testing.M) {
 	serversMu.Lock()
 	for db, st := range servers {
 		if st.started {
-			if out, err := runServers("stop", db, time.Minute); err != nil {
-				fmt.Fprintf(os.Stderr, "integration: stopping %s: %v\n%s", db, err, out)
+			r := runServers("stop", db, time.Minute)
+			serverLog.add("TestMain", "stop", db, r)
+			if r.err != nil {
+				fmt.Fprintf(os.Stderr, "integration: stopping %s: %v\n%s", db, r.err, r.stdout)
 			}
 		}
 	}
+	// Last, so that a CI log kept by its tail shows it.
+	serverLog.print(os.Stderr)
 	serversMu.Unlock()
 	os.Exit(code)
 }
@@ -74,27 +84,57 @@ func serversScript() string {
 	return p
 }
 
-// runServers runs `servers.sh <action> <db>` and returns stdout; stderr
-// (progress and log tails) is appended to the error on failure and echoed
-// to the test binary's stderr so slow starts are visible with -v.
-func runServers(action, db string, timeout time.Duration) (string, error) {
+// scriptRun is what one servers.sh invocation did.
+type scriptRun struct {
+	stdout, stderr string
+	took           time.Duration
+	err            error
+}
+
+// retries are the lines in which a server script says it retried a start
+// and why: a retry that hides a failure (HBase's first start on every
+// fresh clone once failed, and its retry passed) must show in the test
+// output and in TestMain's account.
+func (r scriptRun) retries() []string {
+	var out []string
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if strings.Contains(l, ": RETRY: ") {
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return out
+}
+
+// runServers runs `servers.sh <action> <db>`; the endpoint is its stdout.
+// stderr (progress and log tails) is appended to the error on failure and
+// echoed to the test binary's stderr so slow starts are visible with -v.
+func runServers(action, db string, timeout time.Duration) scriptRun {
+	return runServersEnv(nil, action, db, timeout)
+}
+
+// runServersEnv is runServers with env added to the environment, e.g. a
+// YCSBCTL_SERVERS_DIR of its own.
+func runServersEnv(env []string, action, db string, timeout time.Duration) scriptRun {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", serversScript(), action, db)
+	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	// The server runs detached with its own stdio, so Wait returns when
 	// the script ends; WaitDelay is a backstop should a pipe stay open.
 	cmd.WaitDelay = 10 * time.Second
+	t0 := time.Now()
 	err := cmd.Run()
+	r := scriptRun{stdout: strings.TrimSpace(stdout.String()), stderr: stderr.String(), took: time.Since(t0)}
 	if stderr.Len() > 0 {
 		_, _ = os.Stderr.Write(stderr.Bytes())
 	}
 	if err != nil {
-		return stdout.String(), fmt.Errorf("servers.sh %s %s: %w\n%s", action, db, err, stderr.String())
+		r.err = fmt.Errorf("servers.sh %s %s: %w\n%s", action, db, err, stderr.String())
 	}
-	return strings.TrimSpace(stdout.String()), nil
+	return r
 }
 
 func skipEnv(db string) string {
@@ -125,12 +165,15 @@ func startServer(t testing.TB, db string) string {
 	if st == nil || (!st.started && st.err == nil) {
 		st = &serverState{}
 		servers[db] = st
-		t0 := time.Now()
-		st.endpoint, st.err = runServers("start", db, serverStartTimeout)
-		st.took = time.Since(t0)
+		r := runServers("start", db, serverStartTimeout)
+		serverLog.add(t.Name(), "start", db, r)
+		st.endpoint, st.err, st.took = r.stdout, r.err, r.took
 		// Even a failed start may have left a process: let TestMain's
 		// stop clean it up (stop only signals the recorded PID).
 		st.started = true
+		for _, l := range r.retries() {
+			t.Logf("%s start retried: %s", db, l)
+		}
 		if st.err == nil {
 			t.Logf("%s server ready at %s after %s", db, st.endpoint, st.took.Round(100*time.Millisecond))
 		}
@@ -151,8 +194,10 @@ func stopServer(t testing.TB, db string) {
 	if st == nil || !st.started {
 		return
 	}
-	if _, err := runServers("stop", db, time.Minute); err != nil {
-		t.Errorf("stopping %s: %v", db, err)
+	r := runServers("stop", db, time.Minute)
+	serverLog.add(t.Name(), "stop", db, r)
+	if r.err != nil {
+		t.Errorf("stopping %s: %v", db, r.err)
 	}
 	delete(servers, db)
 }

@@ -153,9 +153,52 @@ ready() {
 		port_open "$ZK_PORT" && port_open "$RS_PORT"
 }
 
+# classpath prints the JVM's class path, from the jars install_jars put in
+# lib/ (it must run first: on a fresh install directory the jar below is
+# not there before, and the first start ran without it). The web UI needs
+# the Servlet 3.1 API; Hadoop's dependencies also bring servlet-api 2.5,
+# whose older ServletContext would otherwise come first on the class path
+# (NoSuchMethodError ... ServletContext.createFilter).
+classpath() {
+	local servlet="$base/lib/javax.servlet-api-3.1.0.jar"
+	if [ ! -f "$servlet" ]; then
+		echo "$servlet is missing after the jars were installed (the web UI needs the Servlet 3.1 API)"
+		return 1
+	fi
+	echo "$base/conf:$servlet:$base/lib/*"
+}
+
 show_logs() {
 	echo "---- tail of $log ----" >&2
 	tail -n 50 "$log" >&2 2>/dev/null || true
+}
+
+# A start that fails exits 1 when another try may succeed (the JVM died or
+# stalled, as it can under heavy load: see the ZooKeeper session note in
+# write_config) and FINAL (3) when it would fail the same way again: a port
+# in use, no JDK 17, jars that cannot be installed, or a JVM that died of a
+# linkage error (a wrong class path: servlet-api 2.5 before 3.1 once made
+# every first start on a fresh clone die, and a retry hid it). A retryable
+# failure leaves its reason in $failure for the retry's message.
+FINAL=3
+failure="$base/start-failure"
+final() { echo "$NAME: $*" >&2; exit "$FINAL"; }
+retryable() { echo "$*" >"$failure"; die "$*"; }
+
+# log_cause prints the first error the start's log names: a Java exception
+# or error (with its message), else the first ERROR or FATAL line, else
+# its last line; cut to 300 characters.
+log_cause() {
+	local c
+	c="$(grep -m1 -oE '[a-z][a-zA-Z0-9_]*(\.[a-zA-Z0-9_$]+)+(Exception|Error)\b.*' "$log" 2>/dev/null ||
+		grep -m1 -E ' (ERROR|FATAL) ' "$log" 2>/dev/null || tail -n1 "$log" 2>/dev/null || true)"
+	echo "${c:-its log $log is empty}" | cut -c1-300
+}
+
+# linkage_error succeeds when the log holds a Java linkage error: classes
+# that do not fit together, which no retry changes.
+linkage_error() {
+	grep -qE 'java\.lang\.(NoSuchMethodError|NoSuchFieldError|NoClassDefFoundError|UnsupportedClassVersionError|AbstractMethodError|IncompatibleClassChangeError)\b' "$log" 2>/dev/null
 }
 
 wait_ready() {
@@ -164,12 +207,15 @@ wait_ready() {
 		if ! kill -0 "$pid" 2>/dev/null; then
 			show_logs
 			rm -f "$pidfile"
-			die "HBase (pid $pid) exited during startup"
+			if linkage_error; then
+				final "HBase (pid $pid) exited during startup of a linkage error, which a retry would meet again: $(log_cause)"
+			fi
+			retryable "HBase (pid $pid) exited during startup: $(log_cause)"
 		fi
 		if ((SECONDS - t0 >= start_timeout)); then
 			show_logs
 			stop_server
-			die "HBase not ready after ${start_timeout}s (stopped it)"
+			retryable "HBase not ready after ${start_timeout}s (stopped it); first error in its log: $(log_cause)"
 		fi
 		sleep 0.5
 	done
@@ -184,21 +230,19 @@ start_server() {
 		return 0
 	fi
 	rm -f "$pidfile"
-	# The web UI needs the Servlet 3.1 API; Hadoop's dependencies also
-	# bring servlet-api 2.5, whose older ServletContext would otherwise
-	# come first on the class path (NoSuchMethodError createFilter).
-	local servlet=""
-	[ -f "$base/lib/javax.servlet-api-3.1.0.jar" ] && servlet="$base/lib/javax.servlet-api-3.1.0.jar:"
 	local p
 	for p in "$ZK_PORT" "$MASTER_PORT" "$RS_PORT" "$INFO_PORT"; do
 		if port_open "$p"; then
-			die "port $p on $HOST is already in use by a process this script did not start; stop it first"
+			final "port $p on $HOST is already in use by a process this script did not start; stop it first"
 		fi
 	done
 	local java java_home
-	java="$(find_java17)" || die "no JDK 17 found (checked \$JAVA17_HOME, \$JAVA_HOME, java on PATH, /usr/lib/jvm/*17*); HBase $HBASE_VERSION needs JDK 17 (JDK 25 fails)"
+	java="$(find_java17)" || final "no JDK 17 found (checked \$JAVA17_HOME, \$JAVA_HOME, java on PATH, /usr/lib/jvm/*17*); HBase $HBASE_VERSION needs JDK 17 (JDK 25 fails)"
 	java_home="$(cd "$(dirname "$java")/.." && pwd)"
-	install_jars "$java_home"
+	(install_jars "$java_home") || final "the HBase jars could not be installed (above)"
+	# The class path is computed from the installed jars, so only now.
+	local cp
+	cp="$(classpath)" || final "$cp"
 	# A fresh data directory per start keeps runs independent (and avoids
 	# WAL splitting after an unclean stop).
 	rm -rf "$rundir"
@@ -223,7 +267,7 @@ start_server() {
 		-Djava.net.preferIPv4Stack=true \
 		-Dhbase.tmp.dir="$rundir/data" -Dhbase.log.dir="$rundir/logs" \
 		-Dlog4j2.configurationFile="$base/conf/log4j2.properties" \
-		-cp "$base/conf:$servlet$base/lib/*" "$MAIN_CLASS" start </dev/null >"$log" 2>&1 9>&- &
+		-cp "$cp" "$MAIN_CLASS" start </dev/null >"$log" 2>&1 9>&- &
 	pid=$!
 	echo "$pid" >"$pidfile"
 	echo "hbase.sh: started pid $pid with $java; waiting up to ${start_timeout}s" >&2
@@ -235,12 +279,21 @@ mkdir -p "$base"
 case "${1:-}" in
 start)
 	lock
-	# One retry: under heavy load a first start can fail (see the
-	# ZooKeeper session note in write_config); a fresh start usually works.
-	if ! (start_server); then
-		echo "hbase.sh: start failed; retrying once with a fresh data directory" >&2
+	# One retry, for a start that failed as one can under heavy load (see
+	# the ZooKeeper session note in write_config): a fresh start usually
+	# works. It says what failed and why, and keeps the failed start's log
+	# (the retry wipes the run directory); a failure that would recur is
+	# not retried (see FINAL).
+	rm -f "$failure"
+	rc=0
+	(start_server) || rc=$?
+	if [ "$rc" = "$FINAL" ]; then exit 1; fi
+	if [ "$rc" != 0 ]; then
+		kept="$base/failed-start.log"
+		cp -f "$log" "$kept" 2>/dev/null || kept="(no log)"
+		echo "hbase.sh: RETRY: the first start failed: $(cat "$failure" 2>/dev/null || echo "exit status $rc, no reason recorded"); retrying once with a fresh data directory (the failed start's log: $kept)" >&2
 		stop_server >/dev/null 2>&1 || true
-		start_server
+		(start_server) || exit 1
 	fi
 	;;
 stop)

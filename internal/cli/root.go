@@ -117,6 +117,8 @@ once (agent, coordinator), with exactly merged HDR latency histograms.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version.Version,
+		// Every subcommand's flags, before it runs.
+		PersistentPreRunE: refuseEmptyFlags,
 	}
 	groupCommand(root)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return invalid(err) })

@@ -457,6 +457,11 @@ func parseOutput(p *properties.Properties, s *Settings) (*Output, error) {
 	// YCSB prints the label exactly as given (no trimming): "-l 'run1 '".
 	o.Label, _ = p.Lookup(PropLabel)
 	o.ResultsDir = p.String(PropResults, "")
+	if v, set := p.Lookup(PropResults); set && o.ResultsDir == "" {
+		// Set, but to nothing: the same as unset, which is rarely what
+		// was meant (-p ycsbctl.results=$DIR with DIR unset).
+		return nil, &properties.Error{Property: PropResults, Value: v, Expected: "a directory; set empty, no bundle would be written (leave it out for none)"}
+	}
 	if o.Overwrite, err = p.Bool(PropOverwrite, false); err != nil {
 		return nil, err
 	}
@@ -493,7 +498,7 @@ func parseOutput(p *properties.Properties, s *Settings) (*Output, error) {
 
 // warnings lists settings YCSB accepts that usually mean a mistake.
 func warnings(p *properties.Properties, phase run.Phase, cfg *workload.Config) []string {
-	var out []string
+	out := workload.LenientWarnings(p)
 	mix := []struct {
 		name string
 		v    float64

@@ -215,7 +215,7 @@ func ParseConfig(p *properties.Properties) (*Config, error) {
 		return nil, &properties.Error{Property: PropZeroPadding, Value: strconv.FormatInt(zp, 10), Expected: "at most 64"}
 	}
 	c.ZeroPadding = int(zp)
-	c.OrderedInserts = p.String(PropInsertOrder, "hashed") != "hashed"
+	c.OrderedInserts = insertOrdered(p)
 	c.RecordCount, e1 = p.NonNegInt64(PropRecordCount, 0)
 	if e(e1) {
 		return nil, err
