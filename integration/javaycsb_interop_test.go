@@ -36,7 +36,7 @@ func interopBinary(t *testing.T) string {
 // parseInserts reads BasicDB verbose INSERT lines into key -> field -> value.
 // Java prints fields in HashMap order, ycsbctl in field order, so maps are
 // compared, and the key order separately.
-func parseInserts(t *testing.T, out []byte) ([]string, map[string]map[string]string) {
+func parseInserts(t *testing.T, out []byte, prefix string) ([]string, map[string]map[string]string) {
 	var order []string
 	recs := map[string]map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -51,11 +51,17 @@ func parseInserts(t *testing.T, out []byte) ([]string, map[string]map[string]str
 		key := parts[2]
 		body := strings.TrimSuffix(strings.TrimPrefix(parts[3], "[ "), " ]")
 		fields := map[string]string{}
-		// Deterministic values contain no spaces; fields are "name=value".
-		for _, kv := range strings.Fields(body) {
+		// Fields are "name=value", each name starting with prefix; a
+		// deterministic value holds no space but may hold its field's
+		// name, so a prefix with a blank is found at word starts only.
+		for i, kv := range strings.Split(" "+body, " "+prefix) {
+			if i == 0 {
+				require.Empty(t, kv, "fields start with %q: %s", prefix, line)
+				continue
+			}
 			name, value, ok := strings.Cut(kv, "=")
 			require.True(t, ok, kv)
-			fields[name] = value
+			fields[prefix+name] = value
 		}
 		order = append(order, key)
 		recs[key] = fields
@@ -103,6 +109,7 @@ func TestJavaYCSBInterop(t *testing.T) {
 	prefixes := map[string]string{
 		"fieldnameprefix-latin1-bytes": "caf\xc3\xa9", "fieldnameprefix-escape": "caf\xc3\xa9",
 		"fieldnameprefix-utf8-bytes": "caf\xc3\x83\xc2\xa9", "fieldnameprefix-p": "caf\xc3\xa9",
+		"fieldnameprefix-trailing-blank-file": "col ", "fieldnameprefix-trailing-blank-p": "col  ",
 	}
 	cases := []struct {
 		name string
@@ -115,6 +122,10 @@ func TestJavaYCSBInterop(t *testing.T) {
 		{name: "fieldnameprefix-escape", args: []string{"-P", wa, "-P", pfile("escape", "fieldnameprefix = caf\\u00e9\n"), "-p", "recordcount=50"}},
 		{name: "fieldnameprefix-utf8-bytes", args: []string{"-P", wa, "-P", pfile("utf8", "fieldnameprefix:caf\xc3\xa9\n"), "-p", "recordcount=50"}},
 		{name: "fieldnameprefix-p", args: []string{"-P", wa, "-p", "fieldnameprefix=caf\xc3\xa9", "-p", "recordcount=50"}},
+		// Java keeps a value's trailing blanks, in a file and in -p alike:
+		// the field names are "col 0", ...; ycsbctl too, and it warns.
+		{name: "fieldnameprefix-trailing-blank-file", args: []string{"-P", wa, "-P", pfile("blank", "fieldnameprefix=col \n"), "-p", "recordcount=50"}, warn: `Warning: fieldnameprefix="col " begins or ends in white space`},
+		{name: "fieldnameprefix-trailing-blank-p", args: []string{"-P", wa, "-p", "fieldnameprefix=col  ", "-p", "recordcount=50"}, warn: `Warning: fieldnameprefix="col  " begins or ends in white space`},
 		{name: "workloada-hashed", args: []string{"-P", wa, "-p", "recordcount=300"}},
 		{name: "comparison2014-shape", args: []string{"-P", filepath.Join(root, "workloads", "comparison2014-load"), "-p", "recordcount=200"}},
 		{name: "ordered-padded", args: []string{"-P", wa, "-p", "recordcount=120", "-p", "insertorder=ordered", "-p", "zeropadding=12", "-p", "fieldcount=3", "-p", "fieldnameprefix=col"}},
@@ -147,8 +158,17 @@ func TestJavaYCSBInterop(t *testing.T) {
 			gout, err := gcmd.Output()
 			require.NoError(t, err, gerr.String())
 
-			jorder, jrecs := parseInserts(t, jout)
-			gorder, grecs := parseInserts(t, gout)
+			prefix := "field"
+			for i, a := range tc.args {
+				if v, ok := strings.CutPrefix(a, "fieldnameprefix="); ok && i > 0 && tc.args[i-1] == "-p" {
+					prefix = v
+				}
+			}
+			if want, ok := prefixes[tc.name]; ok {
+				prefix = want
+			}
+			jorder, jrecs := parseInserts(t, jout, prefix)
+			gorder, grecs := parseInserts(t, gout, prefix)
 			require.NotEmpty(t, jorder)
 			require.Equal(t, jorder, gorder, "same keys in the same order")
 			require.Equal(t, jrecs, grecs, "same field names and values")

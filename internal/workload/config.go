@@ -145,7 +145,7 @@ func ParseConfig(p *properties.Properties) (*Config, error) {
 		return nil, &properties.Error{Property: PropFieldCount, Value: strconv.FormatInt(fc, 10), Expected: "at most 65536 fields"}
 	}
 	c.FieldCount = int(fc)
-	c.FieldNamePrefix = p.String(PropFieldNamePrefix, "field")
+	c.FieldNamePrefix = verbatim(p, PropFieldNamePrefix, "field")
 	c.FieldLength, e1 = p.PositiveInt64(PropFieldLength, 100)
 	if e(e1) {
 		return nil, err
@@ -294,7 +294,7 @@ func ParseConfig(p *properties.Properties) (*Config, error) {
 	if e(e1) {
 		return nil, err
 	}
-	c.KeyPrefix = p.String(PropKeyPrefix, "user")
+	c.KeyPrefix = verbatim(p, PropKeyPrefix, "user")
 	v, e1 := p.OneOf(PropValues, "pool", "pool", "fresh")
 	if e(e1) {
 		return nil, err

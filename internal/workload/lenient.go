@@ -62,6 +62,37 @@ func LenientWarnings(p *properties.Properties) []string {
 		out = append(out, fmt.Sprintf("Warning: %s=%s is not one of %s: in YCSB %s, and ycsbctl reads it the same way, as %s; set %s=%s to say so, or %s",
 			lp.name, shown, strings.Join(lp.known, ", "), lp.ycsb, lp.means, lp.name, lp.means, strings.Join(others, " or ")))
 	}
+	return append(out, verbatimWarnings(p)...)
+}
+
+// verbatimProperties become bytes of the data (field names, keys), and
+// YCSB takes them as given: Java's Properties keeps a value's trailing
+// blanks (and a -p value's leading ones), so "fieldnameprefix=col " names
+// the fields "col 0", "col 1", ... in Java YCSB. ycsbctl reads them the
+// same way, so that data loaded by one is found by the other, and warns,
+// since a blank at either end is seldom meant.
+var verbatimProperties = []string{PropFieldNamePrefix, PropKeyPrefix}
+
+// verbatim is a verbatimProperties value as given, untrimmed.
+func verbatim(p *properties.Properties, key, def string) string {
+	if v, ok := p.Lookup(key); ok {
+		return v
+	}
+	return def
+}
+
+// verbatimWarnings warns of each verbatim property whose value begins or
+// ends in white space.
+func verbatimWarnings(p *properties.Properties) []string {
+	var out []string
+	for _, k := range verbatimProperties {
+		v, ok := p.Lookup(k)
+		if !ok || strings.TrimSpace(v) == v {
+			continue
+		}
+		out = append(out, fmt.Sprintf("Warning: %s=\"%s\" begins or ends in white space, which YCSB keeps in the data it writes, and so does ycsbctl (%q is written as it is); remove it if it is not meant",
+			k, properties.Printable(v), v+"0"))
+	}
 	return out
 }
 
