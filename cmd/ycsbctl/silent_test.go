@@ -55,6 +55,14 @@ func TestEmptyLocationIsRefused(t *testing.T) {
 		{"report -o", []string{"report", "b", "-o", ""}, "flag -o/--output ''"},
 		{"report --output=", []string{"report", "b", "--output="}, "flag -o/--output ''"},
 		{"compare -o", []string{"compare", "b", "b", "-o", ""}, "flag -o/--output ''"},
+		// Empty security flags served or connected without the token or
+		// TLS they name, silently.
+		{"agent --token", []string{"agent", "--listen", "127.0.0.1:0", "--token", ""}, "flag --token ''"},
+		{"agent --token-file", []string{"agent", "--listen", "127.0.0.1:0", "--token-file="}, "flag --token-file ''"},
+		{"agent --tls-cert", []string{"agent", "--listen", "127.0.0.1:0", "--tls-cert", "", "--tls-key", "", "--tls-ca", ""}, "TLS would be off"},
+		{"agent --listen", []string{"agent", "--listen", ""}, "flag --listen ''"},
+		{"coordinator --token", append([]string{"coordinator", "run", "basic", "--agents", "127.0.0.1:1", "--token", ""}, quiet...), "flag --token ''"},
+		{"coordinator --agents", append([]string{"coordinator", "run", "basic", "--agents", ""}, quiet...), "flag --agents ''"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

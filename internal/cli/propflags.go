@@ -52,7 +52,7 @@ var settingFlags = []settingFlag{
 	{name: "results", property: spec.PropResults, typ: "string",
 		usage: "write a run bundle (run.json, summary.txt, merged.hlog) to this directory, which must not hold one already (" + spec.PropResults + ")"},
 	{name: "overwrite", property: spec.PropOverwrite, typ: "bool", value: boolSetting("true"),
-		usage: "replace the bundle already in --results DIR (its run.json, summary, logs, spool and reports are removed before the run) (" + spec.PropOverwrite + "=true)"},
+		usage: "replace the bundle already in --results DIR (set aside when the run starts, removed once it has measured, put back if it never does) (" + spec.PropOverwrite + "=true)"},
 	{name: "interval", property: spec.PropStatusInterval, typ: "duration",
 		usage: "merge and status interval, e.g. 2s (" + spec.PropStatusInterval + "; default 10s)", value: intervalValue},
 }
