@@ -83,7 +83,7 @@ clean:
 # fault and meeting that seeds 1..3000 exercise (YCSBCTL_ROBUST_COVER=3000
 # go test -tags robustness -run TestRobustnessPlans -v ./integration/robustness/).
 ROBUST_DURATION ?= 20m
-ROBUST_CI_SEEDS ?= 2295,2399,130,412,422,2777,181,555,1013,151,660,48,111,206,219,293,640,1658,19,79,89,192,204,261,464,615,2742
+ROBUST_CI_SEEDS ?= 1863,422,1410,2555,421,1295,181,474,1083,2319,37,2098,176,555,655,930,1526,79,89,192,204,220,261,464,615,2742
 .PHONY: robustness robustness-ci
 robustness: ## the randomized operator test for ROBUST_DURATION (20m) of new random histories, or the one of YCSBCTL_ROBUST_SEED
 	d=$(ROBUST_DURATION); [ -z "$${YCSBCTL_ROBUST_SEED:-}" ] || d=; \

@@ -195,9 +195,13 @@ func (w *world) args(s *step) []string {
 			"-p", fmt.Sprintf("insertcount=%d", n), "-p", fmt.Sprintf("recordcount=%d", first+n), "-target", "1000",
 			"-p", "status.interval=0.3", "-s", "-l", L, "--results", s.dir}
 	case kCapacity:
-		a = []string{"capacity", "basic", "-P", "workloada", "-p", "basicdb.verbose=false", "--slo", "READ.p99<=50ms",
-			"--probe", strconv.Itoa(s.seconds) + "s", "--warmup", "0s", "--start", "200", "--max", "800", "--max-probes", "3",
-			"--interval", "250ms", "-s", "-l", L, "--results", s.dir}
+		a = []string{"capacity", "basic"}
+		if usesAgents(s) {
+			a = []string{"coordinator", "capacity", "basic", "--agents", w.agentList(), "--agent-timeout", strconv.Itoa(agentTimeoutMs) + "ms"}
+		}
+		a = append(a, "-P", "workloada", "-p", "basicdb.verbose=false", "--slo", "READ.p99<=50ms",
+			"--probe", strconv.Itoa(s.seconds)+"s", "--warmup", "0s", "--start", "200", "--max", "800", "--max-probes", "3",
+			"--interval", "250ms", "-s", "-l", L, "--results", s.dir)
 	case kSuite, kResume, kResumeOther:
 		file := "robust.yaml"
 		if s.kind == kResumeOther {

@@ -60,6 +60,11 @@ func (k kind) measures() bool {
 
 func (k kind) suite() bool { return k == kSuite || k == kResume || k == kResumeOther }
 
+// usesAgents reports whether a step runs over the history's agents: a
+// coordinator run, and every other capacity search (coordinator
+// capacity).
+func usesAgents(s *step) bool { return s.kind == kCoord || (s.kind == kCapacity && s.id%2 == 1) }
+
 // triggerKind is what starts a step.
 type triggerKind int
 
@@ -148,6 +153,9 @@ func (s *step) String() string {
 	fmt.Fprintf(&b, "#%d %s: %s", s.id, s.start, s.kind)
 	if s.kind.measures() && s.kind != kSuite && s.kind != kResume {
 		fmt.Fprintf(&b, " %ds", s.seconds)
+	}
+	if s.kind == kCapacity && usesAgents(s) {
+		b.WriteString(" over the agents")
 	}
 	fmt.Fprintf(&b, " %s", s.dir)
 	if s.other != "" {
@@ -345,11 +353,11 @@ func genFault(r *rand.Rand, s *step) fault {
 	default:
 		f.kind = fStop
 		f.pause = 200 + r.IntN(1300)
-		if s.kind == kCoord {
+		if usesAgents(s) {
 			// Within the lease and the agent timeout by a margin a
-			// loaded machine keeps, or past the lease.
+			// loaded machine keeps, or (a coordinator run) past the lease.
 			f.pause = 200 + r.IntN(800)
-			if r.IntN(2) == 0 {
+			if s.kind == kCoord && r.IntN(2) == 0 {
 				f.pause = leaseMs + 2000
 			}
 		}
@@ -377,6 +385,12 @@ func (h *history) features() map[string]bool {
 		}
 		if s.kind == kCoord && s.fault.pause >= leaseMs {
 			f["coordinator run frozen past the lease"] = true
+		}
+		if s.kind == kCapacity && usesAgents(s) {
+			f["coordinator capacity"] = true
+			if s.fault.kind != fNone {
+				f["coordinator capacity, "+s.fault.kind.String()] = true
+			}
 		}
 		if s.overwrite && s.kind != kFailStart {
 			f[s.kind.String()+" --overwrite"] = true

@@ -42,7 +42,9 @@ func (c *checker) replacedLegitimately(r *sighting, sights []*sighting) string {
 		if o == nil || o.p == nil || (wr != nil && o.startAt < wr.endAt) || o.startAt+time.Second < r.first {
 			continue
 		}
-		inDir := r.dir == o.s.dir || strings.HasPrefix(r.dir, o.s.dir+"/probe-")
+		// Under the directory: a probe's bundle, or the old bundle where
+		// --overwrite put it aside until the new run measured.
+		inDir := r.dir == o.s.dir || strings.HasPrefix(r.dir, o.s.dir+"/")
 		switch {
 		case runKind(o.s.kind) && o.s.overwrite && inDir && c.measured(o, sights):
 			return fmt.Sprintf("#%d --overwrite", o.s.id)
@@ -59,7 +61,7 @@ func (c *checker) records() {
 	final := c.e.final
 	sights := c.w.w.sightings()
 	for _, r := range sights {
-		if _, ok := final.find(r.dir, r.id); ok || c.replacedLegitimately(r, sights) != "" {
+		if _, ok := final.findIn(topDir(r.dir), r.id); ok || c.replacedLegitimately(r, sights) != "" {
 			continue
 		}
 		who := "a step of unknown label"
@@ -89,7 +91,7 @@ func (c *checker) records() {
 func (c *checker) activeAround(dir string, t time.Duration) string {
 	var out []string
 	for _, o := range c.w.outs {
-		if o != nil && o.p != nil && topDir(o.s.dir) == dir && o.startAt <= t+500*time.Millisecond && o.endAt+500*time.Millisecond >= t {
+		if o != nil && o.p != nil && touches(o.s, dir) && o.startAt <= t+500*time.Millisecond && o.endAt+500*time.Millisecond >= t {
 			out = append(out, fmt.Sprintf("#%d %s (t=%s..%s, exit %d)", o.s.id, o.s.kind, ms(o.startAt), ms(o.endAt), o.exit()))
 		}
 	}
@@ -110,7 +112,7 @@ func (c *checker) recovered(final *view) {
 			if r.label != o.s.label() {
 				continue
 			}
-			f, ok := final.find(r.dir, r.id)
+			f, ok := final.findIn(topDir(r.dir), r.id)
 			switch {
 			case !ok:
 				// Judged by records (lost, or replaced as asked).
@@ -165,4 +167,15 @@ func (c *checker) files() {
 	if b, err := os.ReadFile(filepath.Join(c.w.work, suiteDir, "suite.yaml")); err == nil && string(b) != suiteFile {
 		c.fail("files", -1, "%s/suite.yaml is no longer robust's definition:\n%s", suiteDir, tail(string(b), 400))
 	}
+}
+
+// touches reports whether a step names dir: its results, the bundle it
+// compares, the file it writes.
+func touches(s *step, dir string) bool {
+	for _, p := range []string{s.dir, s.other, s.out} {
+		if p != "" && topDir(p) == dir {
+			return true
+		}
+	}
+	return false
 }

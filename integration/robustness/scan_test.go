@@ -71,6 +71,7 @@ type view struct {
 	recs   []rec
 	suites map[string]suiteRec // by directory
 	files  map[string]bool     // every regular file, by relative path
+	dirs   map[string]bool     // every directory, by relative path
 }
 
 // byDir groups the records by directory.
@@ -82,13 +83,17 @@ func (v *view) byDir() map[string][]rec {
 	return out
 }
 
-func (v *view) find(dir, id string) (rec, bool) {
+// findIn finds a run's record anywhere in a history directory: where it
+// was made, or where --overwrite put it aside (and back).
+func (v *view) findIn(top, id string) (rec, bool) {
+	var found rec
+	ok := false
 	for _, r := range v.recs {
-		if r.dir == dir && r.id == id {
-			return r, true
+		if topDir(r.dir) == top && r.id == id && (!ok || r.form != formSpool) {
+			found, ok = r, true
 		}
 	}
-	return rec{}, false
+	return found, ok
 }
 
 // scanner reads records, parsing each file once per (size, mtime).
@@ -109,7 +114,7 @@ func newScanner(root string) *scanner { return &scanner{root: root, cache: map[s
 
 // scan walks the given directories (relative), three levels deep.
 func (sc *scanner) scan(dirs []string) *view {
-	v := &view{suites: map[string]suiteRec{}, files: map[string]bool{}}
+	v := &view{suites: map[string]suiteRec{}, files: map[string]bool{}, dirs: map[string]bool{".": true}}
 	for _, d := range dirs {
 		sc.walk(v, d, 0)
 	}
@@ -122,6 +127,7 @@ func (sc *scanner) walk(v *view, dir string, depth int) {
 	if err != nil {
 		return
 	}
+	v.dirs[dir] = true
 	for _, e := range entries {
 		rel := filepath.Join(dir, e.Name())
 		if e.IsDir() {
