@@ -435,9 +435,32 @@ func ownRecord(o *outcome, dir string) (rec, bool) {
 	return rec{}, false
 }
 
+// finished is o's finished record in its directory as the watcher last
+// saw it (a run.json or capacity.json, else its spool), else as found at
+// its exit: the next owner may replace it between the two, as soon as o
+// has given up the directory.
+func (c *checker) finished(o *outcome, dir string) (rec, bool) {
+	var found rec
+	ok := false
+	for _, r := range c.w.w.sightings() {
+		if r.label == o.s.label() && r.dir == dir && (!ok || r.form != formSpool) {
+			found, ok = r.rec, true
+		}
+	}
+	if !ok || found.form == formSpool {
+		if r, at := ownRecord(o, dir); at {
+			return r, true
+		}
+	}
+	return found, ok
+}
+
 func (c *checker) runRecord(o *outcome, code int, status string) {
 	s := o.s
 	r, ok := ownRecord(o, s.dir)
+	if status != noRecord && status != spoolRecord {
+		r, ok = c.finished(o, s.dir)
+	}
 	switch {
 	case status == noRecord:
 		if ok {
@@ -448,9 +471,9 @@ func (c *checker) runRecord(o *outcome, code int, status string) {
 			c.fail("exit", s.id, "killed, yet its record is %s", r)
 		}
 	case !ok:
-		c.fail("no-record", s.id, "exited %d, but %s holds no record of its own at its exit (it holds: %s)", code, s.dir, recList(o.post, s.dir))
+		c.fail("no-record", s.id, "exited %d, but %s never held a finished record of its own (at its exit it holds: %s)", code, s.dir, recList(o.post, s.dir))
 	case r.form == formSpool:
-		c.fail("no-record", s.id, "exited %d, but its record is still a spool at its exit", code)
+		c.fail("no-record", s.id, "exited %d, but its record was never more than a spool", code)
 	case r.exit != code || r.status != status:
 		c.fail("exit-mismatch", s.id, "exited %d, expected status %s; its run.json says exit_code %d, status %s", code, status, r.exit, r.status)
 	}
@@ -471,7 +494,7 @@ func recList(v *view, dir string) string {
 
 func (c *checker) capacityRecord(o *outcome, code int, status string) {
 	s := o.s
-	r, ok := ownRecord(o, s.dir)
+	r, ok := c.finished(o, s.dir)
 	if status == spoolRecord {
 		return // judged once recovered (records)
 	}

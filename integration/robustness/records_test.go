@@ -25,30 +25,45 @@ func (c *checker) writerOf(r rec) *outcome {
 	return c.w.outs[id]
 }
 
-// measured reports whether the watcher saw a record of o.
-func (c *checker) measured(o *outcome, sights []*sighting) bool {
+// firstRecord is when the watcher first saw a record of o: it measures,
+// and holds its directory.
+func (c *checker) firstRecord(o *outcome, sights []*sighting) (time.Duration, bool) {
+	first, ok := time.Duration(0), false
 	for _, r := range sights {
-		if r.label == o.s.label() {
-			return true
+		if r.label == o.s.label() && (!ok || r.first < first) {
+			first, ok = r.first, true
 		}
 	}
-	return false
+	return first, ok
 }
 
-// replacedLegitimately names the step asked to replace a record, if any.
+// replacedLegitimately names the step asked to replace a record, if any:
+// one whose own record began once the record's writer was done with it
+// (its record finished, or its process gone: a run gives up its
+// directory before its process exits, so the next owner may start before
+// that).
 func (c *checker) replacedLegitimately(r *sighting, sights []*sighting) string {
-	wr := c.writerOf(r.rec)
+	done := r.last
+	if r.done {
+		done = r.final
+	} else if wr := c.writerOf(r.rec); wr != nil {
+		done = wr.endAt
+	}
 	for _, o := range c.w.outs {
-		if o == nil || o.p == nil || (wr != nil && o.startAt < wr.endAt) || o.startAt+time.Second < r.first {
+		if o == nil || o.p == nil {
+			continue
+		}
+		began, measured := c.firstRecord(o, sights)
+		if !measured || began < done {
 			continue
 		}
 		// Under the directory: a probe's bundle, or the old bundle where
 		// --overwrite put it aside until the new run measured.
 		inDir := r.dir == o.s.dir || strings.HasPrefix(r.dir, o.s.dir+"/")
 		switch {
-		case runKind(o.s.kind) && o.s.overwrite && inDir && c.measured(o, sights):
+		case runKind(o.s.kind) && o.s.overwrite && inDir:
 			return fmt.Sprintf("#%d --overwrite", o.s.id)
-		case o.s.kind == kResume && strings.HasPrefix(r.dir, suiteDir+"/") && !r.complete && c.measured(o, sights):
+		case o.s.kind == kResume && strings.HasPrefix(r.dir, suiteDir+"/") && !r.complete:
 			return fmt.Sprintf("#%d --resume (a step that did not complete)", o.s.id)
 		}
 	}

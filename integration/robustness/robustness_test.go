@@ -16,6 +16,7 @@
 //	YCSBCTL_ROBUST_SEEDS=N,M,...  these seeds (make robustness-ci's fixed list)
 //	YCSBCTL_ROBUST_HISTORIES=K    K more histories of new random seeds (default 2 without SEED/SEEDS)
 //	YCSBCTL_ROBUST_DURATION=20m   new random histories until this much time has passed (make robustness)
+//	YCSBCTL_ROBUST_STDERR=1       a failing history prints every step's stderr, not only those it names
 //
 // A failing history prints its seed, its plan, its timeline and what it
 // broke; `YCSBCTL_ROBUST_SEED=N make robustness-seed` runs it again.
@@ -171,8 +172,9 @@ func (w *world) describe(vs []violation) string {
 			named[v.step] = true
 		}
 	}
+	all := os.Getenv("YCSBCTL_ROBUST_STDERR") != "" // every step's, not only those named
 	for _, o := range w.outs {
-		if o != nil && o.p != nil && named[o.s.id] {
+		if o != nil && o.p != nil && (named[o.s.id] || all) {
 			fmt.Fprintf(&b, "--- #%d stderr (tail) ---\n%s\n", o.s.id, tail(o.p.errText(), 1500))
 		}
 	}

@@ -282,6 +282,10 @@ type sighting struct {
 	first, last time.Duration // since the history's start
 	forms       map[form]bool
 	complete    bool // its run.json said complete at some point
+	// final is when it was first seen finished (a run.json, a
+	// capacity.json no longer running): its writer is done with it.
+	final time.Duration
+	done  bool
 }
 
 // watcher scans the history's directories until stopped.
@@ -332,6 +336,9 @@ func (w *watcher) observe(v *view) {
 		s.forms[r.form] = true
 		if r.form != formSpool && r.status == "complete" {
 			s.complete = true
+		}
+		if r.form != formSpool && r.status != "running" && !s.done {
+			s.final, s.done = now, true
 		}
 	}
 }
