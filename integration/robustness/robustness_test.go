@@ -19,7 +19,7 @@
 //	YCSBCTL_ROBUST_STDERR=1       a failing history prints every step's stderr, not only those it names
 //
 // A failing history prints its seed, its plan, its timeline and what it
-// broke; `YCSBCTL_ROBUST_SEED=N make robustness-seed` runs it again.
+// broke; `YCSBCTL_ROBUST_SEED=N make robustness` runs it again.
 package robustness
 
 import (
@@ -142,7 +142,7 @@ func runHistory(t *testing.T, bin string, seed uint64, sum *tally) {
 // steps named.
 func (w *world) describe(vs []violation) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "history of seed %d broke %d rules; run it again: YCSBCTL_ROBUST_SEED=%d make robustness-seed\n", w.h.seed, len(vs), w.h.seed)
+	fmt.Fprintf(&b, "history of seed %d broke %d rules; run it again: YCSBCTL_ROBUST_SEED=%d make robustness\n", w.h.seed, len(vs), w.h.seed)
 	b.WriteString("plan:\n")
 	for _, s := range w.h.steps {
 		fmt.Fprintf(&b, "  %s\n", s)
