@@ -445,7 +445,9 @@ func (c *checker) finished(o *outcome, dir string) (rec, bool) {
 	var found rec
 	ok := false
 	for _, r := range c.w.w.sightings() {
-		if r.label == o.s.label() && r.dir == dir && (!ok || r.form != formSpool) {
+		// In dir, or where the next owner's --overwrite put it aside.
+		inDir := r.dir == dir || (strings.HasPrefix(r.dir, dir+"/") && hidden(strings.TrimPrefix(r.dir, dir+"/")))
+		if r.label == o.s.label() && inDir && (!ok || r.form != formSpool) {
 			found, ok = r.rec, true
 		}
 	}

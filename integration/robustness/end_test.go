@@ -58,6 +58,9 @@ func (w *world) recover(v *view) {
 	var spooled, running []string
 	seen := map[string]bool{}
 	for _, r := range v.recs {
+		if hidden(r.dir) {
+			continue // ycsbctl's own (--overwrite's set-aside): its next owner settles it
+		}
 		if r.form == formSpool && !seen[r.dir] {
 			spooled, seen[r.dir] = append(spooled, r.dir), true
 		}
@@ -104,4 +107,15 @@ func (w *world) stopAgents() {
 			a.p.waitExit(10 * time.Second)
 		}
 	}
+}
+
+// hidden reports whether a path has a component ycsbctl keeps for itself
+// (a name starting with a dot).
+func hidden(dir string) bool {
+	for _, p := range strings.Split(dir, "/") {
+		if strings.HasPrefix(p, ".") && p != "." {
+			return true
+		}
+	}
+	return false
 }

@@ -44,10 +44,14 @@ func (c *checker) firstRecord(o *outcome, sights []*sighting) (time.Duration, bo
 // that).
 func (c *checker) replacedLegitimately(r *sighting, sights []*sighting) string {
 	done := r.last
-	if r.done {
-		done = r.final
-	} else if wr := c.writerOf(r.rec); wr != nil {
+	if wr := c.writerOf(r.rec); wr != nil {
 		done = wr.endAt
+	}
+	// Finished where it was made, or as --overwrite's set-aside found it.
+	for _, x := range sights {
+		if x.id == r.id && topDir(x.dir) == topDir(r.dir) && x.done && x.final < done {
+			done = x.final
+		}
 	}
 	for _, o := range c.w.outs {
 		if o == nil || o.p == nil {
@@ -75,7 +79,14 @@ func (c *checker) replacedLegitimately(r *sighting, sights []*sighting) string {
 func (c *checker) records() {
 	final := c.e.final
 	sights := c.w.w.sightings()
+	judged := map[string]bool{}
 	for _, r := range sights {
+		// A run's record is judged once, where it was first seen: where
+		// --overwrite put it aside is the same record, moved.
+		if judged[topDir(r.dir)+"|"+r.id] {
+			continue
+		}
+		judged[topDir(r.dir)+"|"+r.id] = true
 		if _, ok := final.findIn(topDir(r.dir), r.id); ok || c.replacedLegitimately(r, sights) != "" {
 			continue
 		}
