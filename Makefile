@@ -102,3 +102,21 @@ proto: ## regenerate proto/ with pinned protoc plugins
 
 clean:
 	rm -rf bin .servers
+
+# The randomized operator test (integration/robustness, build tag
+# robustness; docs/testing.md): histories of real ycsbctl commands on
+# shared results directories and agents, with signals at random instants,
+# each checked against the rules of results.md and exit-codes.md. A
+# failing history prints its seed; YCSBCTL_ROBUST_SEED=N make robustness
+# runs that history again. ROBUST_CI_SEEDS covers every kind of step,
+# fault and meeting that seeds 1..3000 exercise (YCSBCTL_ROBUST_COVER=3000
+# go test -tags robustness -run TestRobustnessPlans -v ./integration/robustness/).
+ROBUST_DURATION ?= 20m
+ROBUST_CI_SEEDS ?= 1863,422,1410,2555,421,1295,181,474,1083,2319,37,2098,176,555,655,930,1526,79,89,192,204,220,261,464,615,2742
+.PHONY: robustness robustness-ci
+robustness: ## the randomized operator test for ROBUST_DURATION (20m) of new random histories, or the one of YCSBCTL_ROBUST_SEED
+	d=$(ROBUST_DURATION); [ -z "$${YCSBCTL_ROBUST_SEED:-}" ] || d=; \
+	YCSBCTL_ROBUST_DURATION=$$d $(GO) test -count=1 -tags robustness -timeout 60m -run 'TestRobustness$$' -v ./integration/robustness/ 2>&1 | tee .robustness.log; $(call failures,.robustness.log)
+
+robustness-ci: ## the randomized operator test's CI run: the fixed seeds ROBUST_CI_SEEDS and one new random seed (about 3 minutes)
+	YCSBCTL_ROBUST_SEEDS=$(ROBUST_CI_SEEDS) YCSBCTL_ROBUST_HISTORIES=1 $(GO) test -count=1 -tags robustness -timeout 20m -run 'TestRobustness$$' -v ./integration/robustness/ 2>&1 | tee .robustness-ci.log; $(call failures,.robustness-ci.log)
