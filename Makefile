@@ -12,7 +12,7 @@ GOLANGCI := .tools/bin/golangci-lint
 # //go:build !integration or !cluster), so one pass sees every file, where
 # three passes (untagged, integration, cluster) type-checked the module
 # three times (golangci-lint from a cold cache: 119 s against 34 s).
-LINT_TAGS := integration,cluster
+LINT_TAGS := integration,cluster,robustness
 
 # $(call failures,LOG) ends a recipe line whose first command was go test
 # piped through tee LOG: it exits with go test's status and, on a failure,
@@ -39,7 +39,7 @@ demo: build ## the main job: load and run YCSB workload A on the embedded store,
 # ran every unit test twice. prefetch runs in the background from after
 # setup (which installs Maven and the JDK) until integration: fetching
 # jars waits on the network, lint and race on the CPU.
-STAGES := setup bg:prefetch lint race wait:prefetch integration cluster-test
+STAGES := setup bg:prefetch lint race fuzz-ci robustness-ci wait:prefetch integration cluster-test
 
 test-all: ## everything CI runs: tool setup, lint, unit tests, race detector, integration tests against real servers, then the cluster test (root); ends with each stage's duration
 	MAKE="$(MAKE)" ./scripts/stages.sh $(STAGES)

@@ -203,7 +203,7 @@ func TestGoModTidyCheck(t *testing.T) {
 
 // TestLintSeesEveryFile keeps make lint's single pass whole: it vets and
 // lints every package once with the integration and cluster tags on
-// (LINT_TAGS), which sees every file only while no file is built without
+// (LINT_TAGS; robustness too), which sees every file only while no file is built without
 // one of those tags. A //go:build line that excludes one would hide that
 // file from lint; it fails here instead.
 func TestLintSeesEveryFile(t *testing.T) {
@@ -211,7 +211,7 @@ func TestLintSeesEveryFile(t *testing.T) {
 	require.NoError(t, err)
 	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
 	require.NoError(t, err)
-	require.Contains(t, string(mk), "LINT_TAGS := integration,cluster")
-	out, code := run(t, root, nil, "git", "grep", "-n", "-E", `^//go:build .*!(integration|cluster)\b`, "--", "*.go", ":!integration/ferretdb")
+	require.Contains(t, string(mk), "LINT_TAGS := integration,cluster,robustness")
+	out, code := run(t, root, nil, "git", "grep", "-n", "-E", `^//go:build .*!(integration|cluster|robustness)\b`, "--", "*.go", ":!integration/ferretdb")
 	assert.Equal(t, 1, code, "files built only without a lint tag (lint would not see them):\n%s", out)
 }

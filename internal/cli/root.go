@@ -40,6 +40,8 @@ func Execute(gs *GlobalState) int {
 		// one against the database they meant.
 		fmt.Fprintln(gs.Stderr, notice)
 	}
+	gs, endBackstop := withSignalBackstop(gs)
+	defer endBackstop()
 	root := newRootCmd(gs)
 	root.SetArgs(args)
 	root.SetIn(gs.Stdin)

@@ -34,6 +34,11 @@ type GlobalState struct {
 	// SignalNotify and SignalStop are signal.Notify and signal.Stop.
 	SignalNotify func(c chan<- os.Signal, sig ...os.Signal)
 	SignalStop   func(c chan<- os.Signal)
+	// RaiseSignal gives a signal its default action (the process ends as
+	// if ycsbctl had never caught it): what a SIGINT or SIGTERM that no
+	// command listens for does before any did (signalBackstop). Nil (in
+	// tests): no backstop.
+	RaiseSignal func(os.Signal)
 	// OutputClosed reports whether the reader of stdout or stderr has gone
 	// (a closed pipe or socket); nil when it cannot tell.
 	OutputClosed func() bool
@@ -57,6 +62,7 @@ func NewGlobalState() *GlobalState {
 		ReadFile:     properties.ReadFile,
 		SignalNotify: signal.Notify,
 		SignalStop:   signal.Stop,
+		RaiseSignal:  raiseDefault,
 		OutputClosed: outputClosed,
 	}
 }

@@ -418,8 +418,22 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 		// A scraper polling every 15 s would otherwise miss the last
 		// interval of a short run.
 		if d := sp.Output.MetricsLinger; d > 0 {
-			s.Logf("Keeping %s up for %s (%s)", msrv.URL(), d, spec.PropMetricsLinger)
-			<-s.o.Clock.After(d)
+			s.Logf("Keeping %s up for %s (%s; Ctrl-C or SIGTERM ends it now)", msrv.URL(), d, spec.PropMetricsLinger)
+			// The run is over and recorded: a signal only ends the
+			// wait, and the exit code stays the one recorded.
+			timer := s.o.Clock.After(d)
+		linger:
+			for {
+				select {
+				case <-timer:
+					break linger
+				case sig := <-sigs:
+					if sig != syscall.SIGPIPE {
+						s.Logf("%s: no longer keeping %s up", SignalName(sig), msrv.URL())
+						break linger
+					}
+				}
+			}
 		}
 		_ = msrv.Close()
 	}
