@@ -372,6 +372,10 @@ func (s *Session) Run(ctx context.Context, src Source) error {
 	}
 	sum.Notes = append(sum.Notes, out.Reasons...)
 	sum.Notes = append(sum.Notes, out.Notes...)
+	if note := lateSignalNote(out, stop.get()); note != "" {
+		s.Logf("%s", note)
+		sum.Notes = append(sum.Notes, note)
+	}
 	sum.Notes = append(sum.Notes, tel.lines()...)
 	failures := reportFailures(out.Total, first.get())
 	if failures.share() > WarnFailureShare {
@@ -541,12 +545,25 @@ func (s *Session) verdict(out *run.Outcome, st stopState) *verdict {
 	switch {
 	case out.Err != nil:
 		v.code, v.cause = exitcode.Of(out.Err), out.Err
+	case out.Status == run.StatusComplete:
+		// The operator's signal came as the run reached its end: it
+		// shortened nothing, and the exit code is the status's (Run
+		// notes the signal).
 	case st == aborting:
 		v.code, v.cause = exitcode.Aborted, errors.New("run aborted by operator")
 	case st == stopping:
 		v.code, v.cause = exitcode.Stopped, errors.New("run stopped by operator")
 	}
 	return v
+}
+
+// lateSignalNote says that the operator asked a run to end as it reached
+// its end anyway; "" when nobody asked, or the run was cut short.
+func lateSignalNote(out *run.Outcome, st stopState) string {
+	if st == running || out.Status != run.StatusComplete || out.Err != nil {
+		return ""
+	}
+	return "The operator's stop arrived as the run ended: it had measured its whole length, and is complete"
 }
 
 // fail records a failure of the session's own work (summary, logs,
