@@ -185,10 +185,12 @@ func TestResultsOnAFullFileSystem(t *testing.T) {
 	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "ycsbctl-full", mnt).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	t.Cleanup(func() { _ = exec.Command("umount", mnt).Run() })
-	// Fill it up but for a few KB: the spool gets its header, then the
-	// intervals and the bundle no longer fit.
+	// Fill it up but for two pages: the directory's lock file takes one,
+	// the spool gets its header in the other, then the intervals and the
+	// bundle no longer fit. (With one page left the spool's header does
+	// not fit: the run then never starts, exit 1, and leaves nothing.)
 	filler := filepath.Join(mnt, "filler")
-	_ = exec.Command("dd", "if=/dev/zero", "of="+filler, "bs=1k", "count=60").Run()
+	_ = exec.Command("dd", "if=/dev/zero", "of="+filler, "bs=1k", "count=56").Run()
 	dir := filepath.Join(mnt, "bundle")
 	r := runCLI(t, 2*time.Minute, "", "run", "basic", "-P", "workloada", "-p", "basicdb.verbose=false", "-p", "operationcount=0",
 		"-p", "maxexecutiontime=3", "-target", "2000", "-p", "status.interval=0.5", "--results", dir)
