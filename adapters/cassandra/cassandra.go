@@ -652,25 +652,9 @@ func (d *DB) Delete(ctx context.Context, table string, key []byte) adapters.Stat
 // YCSB-sized records, failing the whole batch. Concurrent token-aware
 // inserts go straight to the owning replicas, pipeline over the pooled
 // connections and have no size limit. The status is OK only if every
-// record was written; otherwise the most telling failure is returned.
+// record was written; otherwise it is the first failure's.
 func (d *DB) BatchInsert(ctx context.Context, table string, keys [][]byte, values [][]adapters.Field) adapters.Status {
-	if len(keys) != len(values) {
-		return adapters.BadRequest
-	}
-	if len(keys) == 0 {
-		return adapters.OK
-	}
-	// Each record gets its own deadline: a large batch may rightly take
-	// longer than one operation's timeout.
-	err := adapters.ForEachConcurrently(len(keys), d.batchPar, func(i int) error {
-		ictx, cancel := d.opCtx(ctx)
-		defer cancel()
-		return d.insert(ictx, table, keys[i], values[i])
-	})
-	if err != nil {
-		return d.fail("batch insert", err)
-	}
-	return adapters.OK
+	return adapters.FanOut{Parallelism: d.batchPar, Deadline: d.opCtx, Insert: d.insert, Fail: d.fail}.BatchInsert(ctx, table, keys, values)
 }
 
 // fail maps an error to a YCSB status and logs it (rate-limited, so that a

@@ -558,26 +558,11 @@ func (d *DB) Delete(ctx context.Context, table string, key []byte) adapters.Stat
 // BatchInsert implements adapters.BatchInserter. This gohbase version has
 // no explicit batch call; instead, puts issued concurrently to the same
 // RegionServer are merged into MultiRequests by its RPC queue. So the batch
-// is sent as concurrent puts (up to hbase.batchparallelism in flight), which
-// gohbase coalesces; the call returns when every put was acknowledged.
+// is sent as concurrent puts (up to hbase.batchparallelism in flight, each
+// bounded by hbase.timeout), which gohbase coalesces; the call returns when
+// every put was acknowledged.
 func (d *DB) BatchInsert(ctx context.Context, table string, keys [][]byte, values [][]adapters.Field) adapters.Status {
-	if len(keys) != len(values) {
-		return adapters.BadRequest
-	}
-	if len(keys) == 0 {
-		return adapters.OK
-	}
-	// Each record gets its own deadline: a large batch may rightly take
-	// longer than one operation's timeout.
-	err := adapters.ForEachConcurrently(len(keys), d.batchPar, func(i int) error {
-		pctx, cancel := d.opCtx(ctx)
-		defer cancel()
-		return d.put(pctx, table, keys[i], values[i])
-	})
-	if err != nil {
-		return d.fail("batch insert", err)
-	}
-	return adapters.OK
+	return adapters.FanOut{Parallelism: d.batchPar, Deadline: d.opCtx, Insert: d.put, Fail: d.fail}.BatchInsert(ctx, table, keys, values)
 }
 
 // scanValueFilter builds YCSB's optional scan ValueFilter from
