@@ -8,10 +8,11 @@ import (
 // ForEachConcurrently calls fn(i) for i in [0, n) from at most parallelism
 // goroutines and returns the first error; after an error no new calls
 // start. Bindings whose databases have no useful multi-record write (every
-// YCSB record is its own partition or row) implement BatchInsert with it:
-// concurrent single-record writes go straight to their owners and pipeline
-// over the driver's pooled connections. It returns once every call has
-// finished, so the caller's keys and values stay valid throughout.
+// YCSB record is its own partition or row) implement BatchInsert with it,
+// through FanOut: concurrent single-record writes go straight to their
+// owners and pipeline over the driver's pooled connections. It returns
+// once every call has finished, so the caller's keys and values stay
+// valid throughout.
 func ForEachConcurrently(n, parallelism int, fn func(i int) error) error {
 	if n <= 0 {
 		return nil

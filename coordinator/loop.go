@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/exitcode"
+	"github.com/ycsbctl/ycsbctl/internal/merge"
 	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/wire"
@@ -262,8 +263,7 @@ func (c *Coordinator) onRecord(a *agentRun, rec *pb.IntervalRecord) error {
 		c.logf("agent %d (%s): rejected interval: %v", a.idx, a.addr, err)
 		return nil
 	}
-	off := int64(a.offset)
-	start, end := c.dec.StartNs-off, c.dec.EndNs-off
+	start, end := merge.OnRunClock(&c.dec, int64(a.offset))
 	if _, err := c.m.add(a.idx, &c.dec, start, end); err != nil {
 		c.logf("agent %d (%s): merging interval %d: %v", a.idx, a.addr, rec.Seq, err)
 		return nil
@@ -334,7 +334,7 @@ func (c *Coordinator) progress(s *seqMerge) run.Progress {
 		Budget:       c.s.plan.OperationCount,
 		MaxExecution: c.s.Spec.MaxExecution,
 		Final:        final,
-		Lag:          time.Duration(s.lagNs),
+		Lag:          time.Duration(s.LagNs),
 	}
 }
 
@@ -343,7 +343,7 @@ func (c *Coordinator) emit(s *seqMerge) {
 		c.measureStart = s.iv.StartNs
 	}
 	c.sink.OnInterval(&run.Update{RunID: c.runID, Interval: s.iv, Cumulative: c.m.cum.Clone(), Progress: c.progress(s),
-		Agents: c.agentStatuses(), AgentIntervals: s.agents, AgentRuntime: s.runtime, Telemetry: s.telemetry})
+		Agents: c.agentStatuses(), AgentIntervals: s.Agents, AgentRuntime: s.runtime, Telemetry: s.telemetry})
 }
 
 func (c *Coordinator) agentStatuses() []run.Agent {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/merge"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/telemetry"
 	"github.com/ycsbctl/ycsbctl/internal/wire"
@@ -11,9 +12,10 @@ import (
 )
 
 // merger combines agents' interval records into one global interval per
-// sequence number and a cumulative view. All histograms share one
-// geometry, so the merge is exact: the merged percentiles are those of a
-// single histogram of every agent's values.
+// sequence number and a cumulative view. Each seq's merge is package
+// merge's, the same the bundle's builder replays the spool with; what is
+// the live view's own is here: which seq is due, which record came late
+// or was sent twice.
 //
 // Memory stays flat over long runs: a per-seq merge exists only until the
 // seq is sealed (every live agent delivered it), then it is folded into
@@ -34,30 +36,24 @@ type merger struct {
 	late int
 	// keepAgents keeps each agent's interval beside the merge.
 	keepAgents bool
-	// spare holds count arrays of sealed seqs for reuse.
-	spare []wire.Dense
+	// pool holds count arrays of sealed seqs for reuse.
+	pool merge.Pool
 }
 
+// seqMerge is one open seq: its merge (whose worst lag and, when the
+// merger keeps them, agents' own intervals the update presents) and who
+// delivered it.
 type seqMerge struct {
+	*merge.Interval
+	// iv is the merged interval; its histograms are built at seal time.
 	iv  *measurement.Interval
 	got []bool
-	// lag and cpu are the worst lag and the summed agent CPU.
-	lagNs int64
-	cpu   float64
-	count int
-	// agents holds each agent's own interval when the merger keeps them
-	// (observers want per-agent views); nil otherwise.
-	agents []*measurement.Interval
 	// runtime holds each agent's runtime sample for the seq
 	// (ycsbctl.trackruntime), by index; nil when no agent sent one.
 	runtime []*run.RuntimeSample
 	// telemetry holds each agent's host for the seq, by index; nil when
 	// no agent sent any.
 	telemetry []*telemetry.Interval
-	// acc holds the merged counts by bucket index until the seq is sealed
-	// (see wire.Dense): records add into these, and iv's histograms
-	// are built once at seal time.
-	acc [measurement.NumSeries]wire.Dense
 }
 
 func newMerger(n int) *merger {
@@ -75,66 +71,33 @@ func (m *merger) has(agent int, seq int64) bool {
 }
 
 // add merges a decoded record whose times are already on the
-// coordinator's clock. It returns false for a duplicate.
+// coordinator's clock (merge.OnRunClock). It returns false for a
+// duplicate.
 func (m *merger) add(agent int, d *wire.Decoded, startNs, endNs int64) (bool, error) {
 	if m.has(agent, d.Seq) {
 		return false, nil
 	}
 	if d.Seq < m.nextSeal {
 		// Late: its seq was already printed; keep the totals exact.
-		if err := d.AddTo(m.cum); err != nil {
+		if err := merge.Into(m.cum, d, startNs, endNs); err != nil {
 			return false, err
 		}
-		widen(m.cum, startNs, endNs)
 		m.seen[agent][d.Seq] = struct{}{}
 		m.late++
 		return true, nil
 	}
 	s := m.open[d.Seq]
 	if s == nil {
-		s = &seqMerge{iv: measurement.NewInterval(d.Seq, startNs, endNs), got: make([]bool, m.n)}
+		mi := merge.New(d.Seq, m.n, m.keepAgents, &m.pool)
+		s = &seqMerge{Interval: mi, iv: mi.Merged(), got: make([]bool, m.n)}
 		m.open[d.Seq] = s
 	}
-	for i, sr := range d.Series {
-		if s.acc[sr] == nil {
-			s.acc[sr] = m.dense()
-		}
-		s.acc[sr].Add(&d.Hist[i])
-	}
-	for op := range d.Returns {
-		for st, n := range d.Returns[op] {
-			s.iv.Returns[op][st] += n
-		}
-	}
-	s.iv.Ops += d.Ops
-	widen(s.iv, startNs, endNs)
-	if m.keepAgents {
-		if s.agents == nil {
-			s.agents = make([]*measurement.Interval, m.n)
-		}
-		a := measurement.NewInterval(d.Seq, startNs, endNs)
-		if err := d.AddTo(a); err != nil {
-			return false, err
-		}
-		s.agents[agent] = a
+	if err := s.Add(agent, d, startNs, endNs); err != nil {
+		return false, err
 	}
 	s.got[agent] = true
-	s.count++
-	if d.LagNs > s.lagNs {
-		s.lagNs = d.LagNs
-	}
-	s.cpu += d.CPUSeconds
 	m.seen[agent][d.Seq] = struct{}{}
 	return true, nil
-}
-
-func widen(iv *measurement.Interval, startNs, endNs int64) {
-	if iv.StartNs == 0 || startNs < iv.StartNs {
-		iv.StartNs = startNs
-	}
-	if endNs > iv.EndNs {
-		iv.EndNs = endNs
-	}
 }
 
 // addRuntime keeps an agent's runtime sample beside the seq's merge, for
@@ -189,32 +152,14 @@ func (m *merger) sealable(expect func(agent int, seq int64) bool) bool {
 	return s != nil
 }
 
-func (m *merger) dense() wire.Dense {
-	if n := len(m.spare); n > 0 {
-		d := m.spare[n-1]
-		m.spare = m.spare[:n-1]
-		return d
-	}
-	return wire.NewDense()
-}
-
 // seal folds the next seq into the cumulative view and returns it.
 func (m *merger) seal() *seqMerge {
 	s := m.open[m.nextSeal]
 	delete(m.open, m.nextSeal)
 	m.nextSeal++
-	for sr, d := range s.acc {
-		if d == nil {
-			continue
-		}
-		h := measurement.NewHistogram()
-		// Only fails on values outside the shared geometry, which the
-		// decoder has already refused.
-		_ = d.AddTo(h)
-		s.iv.Hist[sr] = h
-		s.acc[sr] = nil
-		m.spare = append(m.spare, d)
-	}
+	// Only fails on values outside the shared geometry, which the
+	// decoder has already refused.
+	_, _ = s.Seal()
 	m.cum.Add(s.iv)
 	m.cum.Seq = 0
 	return s

@@ -320,6 +320,9 @@ func (d *DB) Delete(_ context.Context, table string, key []byte) adapters.Status
 
 // BatchInsert writes a batch atomically.
 func (d *DB) BatchInsert(_ context.Context, table string, keys [][]byte, values [][]adapters.Field) (st adapters.Status) {
+	if st, done := adapters.CheckBatch(keys, values); done {
+		return st
+	}
 	b := d.db.NewBatch()
 	defer func() {
 		if b.Close() != nil && st == adapters.OK {

@@ -117,8 +117,8 @@ func (w *bufferedWorker) Delete(ctx context.Context, table string, key []byte) a
 
 // BatchInsert (load with batchsize > 1) buffers every record of the batch.
 func (w *bufferedWorker) BatchInsert(ctx context.Context, table string, keys [][]byte, values [][]adapters.Field) adapters.Status {
-	if len(keys) != len(values) {
-		return adapters.BadRequest
+	if st, done := adapters.CheckBatch(keys, values); done {
+		return st
 	}
 	st := adapters.OK
 	for i := range keys {

@@ -241,3 +241,42 @@ func TestWorkerFailedCallIsNotReused(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchInsertFansOutAndFails sends a batch to a cluster that does not
+// exist: every put fails within its own timeout and the batch's status
+// is the binding's word for that failure, the one a single insert of the
+// same record gets. A buffered worker's batch is checked by the same
+// guard as the DB's.
+func TestBatchInsertFansOutAndFails(t *testing.T) {
+	timeout := 300 * time.Millisecond
+	d := &DB{family: "family", table: "usertable", tableBytes: []byte("usertable"), timeout: timeout, batchPar: 4,
+		client: gohbase.NewClient("127.0.0.1:1", gohbase.ZookeeperTimeout(timeout), gohbase.RegionLookupTimeout(timeout))}
+	defer d.client.Close()
+	vals := []adapters.Field{{Name: "field0", Value: []byte("v")}}
+	keys := [][]byte{[]byte("user1"), []byte("user2"), []byte("user3")}
+	single := d.Insert(context.Background(), "usertable", keys[0], vals)
+	if single.IsOK() {
+		t.Fatalf("insert into no cluster: %v", single)
+	}
+	t0 := time.Now()
+	if st := d.BatchInsert(context.Background(), "usertable", keys, [][]adapters.Field{vals, vals, vals}); st != single {
+		t.Fatalf("batch into no cluster: %v, a single insert %v", st, single)
+	}
+	// Generous: one round of 300 ms puts (4 in flight) on a loaded machine.
+	if el := time.Since(t0); el > 20*time.Second {
+		t.Fatalf("a failed batch took %s with a %s timeout per put", el, timeout)
+	}
+
+	d.buffering, d.writeBuffer = true, 1<<20
+	h, err := d.ForWorker(context.Background(), 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := h.(adapters.BatchInserter)
+	if st := b.BatchInsert(context.Background(), "usertable", keys, [][]adapters.Field{vals}); st != adapters.BadRequest {
+		t.Fatalf("buffered batch of 3 keys and 1 value: %v", st)
+	}
+	if st := b.BatchInsert(context.Background(), "usertable", nil, nil); st != adapters.OK {
+		t.Fatalf("empty buffered batch: %v", st)
+	}
+}

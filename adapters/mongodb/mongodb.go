@@ -342,11 +342,8 @@ func (d *DB) Insert(ctx context.Context, table string, key []byte, values []adap
 // replaces). As in YCSB, any failure makes the whole batch an ERROR, though
 // an unordered batch may have stored the other records.
 func (d *DB) BatchInsert(ctx context.Context, table string, keys [][]byte, values [][]adapters.Field) adapters.Status {
-	if len(keys) != len(values) {
-		return adapters.BadRequest
-	}
-	if len(keys) == 0 {
-		return adapters.OK
+	if st, done := adapters.CheckBatch(keys, values); done {
+		return st
 	}
 	for i := range values {
 		if !validFields(values[i]) {

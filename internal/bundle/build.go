@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ycsbctl/ycsbctl/internal/measurement"
+	"github.com/ycsbctl/ycsbctl/internal/merge"
 	"github.com/ycsbctl/ycsbctl/internal/outfile"
 	"github.com/ycsbctl/ycsbctl/internal/plural"
 	"github.com/ycsbctl/ycsbctl/internal/run"
@@ -174,7 +175,8 @@ type agentAcc struct {
 // per-interval statistics, merged and per agent, and merged.hlog, one line
 // per series per agent (the agent's own V2 bytes, not re-encoded) plus a
 // merged ".all" line. Agents' times are moved to the run's clock by their
-// offsets. total receives every merged interval.
+// offsets, and each interval's records are merged by package merge, as
+// the coordinator merged them live. total receives every merged interval.
 func writeIntervals(dir string, r *Run, rd *spool.Reader, total *measurement.Interval) ([]agentAcc, error) {
 	hf, err := outfile.Create(filepath.Join(dir, FileHlog), 0o644)
 	if err != nil {
@@ -187,11 +189,12 @@ func writeIntervals(dir string, r *Run, rd *spool.Reader, total *measurement.Int
 	var rec pb.IntervalRecord
 	var dec wire.Decoded
 	var spare wire.Sparse
-	merged := measurement.NewInterval(0, 0, 0)
+	var pool merge.Pool
+	mi := merge.New(0, len(r.Agents), false, &pool)
 	acc := make([]agentAcc, len(r.Agents))
 	r.Intervals = nil
 	for _, seq := range rd.Seqs() {
-		merged.Reset()
+		mi.Reset(seq)
 		is := Interval{Seq: seq}
 		for i := range r.Agents {
 			ok, err := rd.Get(i, seq, &rec)
@@ -205,9 +208,8 @@ func writeIntervals(dir string, r *Run, rd *spool.Reader, total *measurement.Int
 				return nil, fmt.Errorf("%s: agent %d: %w", rd.Path(), i, err)
 			}
 			off := r.Agents[i].ClockOffsetNs
-			s, e := dec.StartNs-off, dec.EndNs-off
-			widen(merged, s, e)
-			if err := dec.AddTo(merged); err != nil {
+			s, e := merge.OnRunClock(&dec, off)
+			if err := mi.Add(i, &dec, s, e); err != nil {
 				return nil, err
 			}
 			a := &acc[i]
@@ -231,6 +233,10 @@ func writeIntervals(dir string, r *Run, rd *spool.Reader, total *measurement.Int
 				}
 			}
 			is.Agents = append(is.Agents, slice)
+		}
+		merged, err := mi.Seal()
+		if err != nil {
+			return nil, err
 		}
 		is.StartUnixNs, is.EndUnixNs, is.Operations = merged.StartNs, merged.EndNs, merged.Ops
 		is.OpsPerSec = OpsPerSec(merged.Ops, merged.StartNs, merged.EndNs)
@@ -325,16 +331,6 @@ func (t *telemetryOut) finish() error {
 func (t *telemetryOut) discard() {
 	if t.f != nil {
 		t.f.Discard()
-	}
-}
-
-// widen stretches iv to cover [startNs, endNs].
-func widen(iv *measurement.Interval, startNs, endNs int64) {
-	if iv.StartNs == 0 || startNs < iv.StartNs {
-		iv.StartNs = startNs
-	}
-	if endNs > iv.EndNs {
-		iv.EndNs = endNs
 	}
 }
 
