@@ -822,39 +822,36 @@ func (r *heldRun) OnInterval(u *run.Update) {
 		r.warmupOps.Store(p.WarmupOps)
 		return
 	}
-	rec, err := wire.RecordFromInterval(r.index, iv)
+	rec, err := wire.RecordFromUpdate(r.index, u, r.ownFigures())
 	if err != nil {
 		r.logf("encoding interval %d: %v", iv.Seq, err)
 		return
 	}
-	cpu := procstat.CPUSeconds()
-	rec.LagNs = int64(p.Lag)
-	rec.Final = p.Final
-	if r.runtime != nil {
-		rec.Runtime = runtimeToPB(r.runtime.Sample())
-	}
-	if len(u.Telemetry) > 0 {
-		rec.Telemetry = telemetry.ToPB(u.Telemetry[0])
-	}
+	m := &pb.AgentMsg{Msg: &pb.AgentMsg_Interval{Interval: rec}}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	rec.CpuSeconds = cpu - r.cpuLast
-	if rec.CpuSeconds < 0 {
-		rec.CpuSeconds = 0
-	}
-	r.cpuLast = cpu
-	if r.prepared != nil {
-		rec.LocalInsertsAcknowledged = r.prepared.Workload.LocalInsertsAcknowledged()
-	}
-	m := &pb.AgentMsg{Msg: &pb.AgentMsg_Interval{Interval: rec}}
 	r.pending[rec.Seq] = m
 	r.sendLocked(m)
 }
 
-// runtimeToPB is the wire form of a runtime sample.
-func runtimeToPB(s run.RuntimeSample) *pb.RuntimeSample {
-	return &pb.RuntimeSample{Goroutines: s.Goroutines, HeapInUseMb: s.HeapInUseMB, Gcs: s.GCs, GcPauseNs: int64(s.GCPause),
-		TotalGcs: s.TotalGCs, TotalGcPauseNs: int64(s.TotalGCPause)}
+// ownFigures are this agent's own part of a measured interval's record:
+// its CPU since its previous record (since the start for the first one,
+// so that the warm-up's CPU is counted too), its runtime sample when the
+// run tracks it, and its acknowledged inserts. It runs on the engine's
+// reporter goroutine, which alone uses cpuLast and the runtime sampler
+// once the load has started (start set them before starting it).
+func (r *heldRun) ownFigures() wire.OwnFigures {
+	cpu := procstat.CPUSeconds()
+	own := wire.OwnFigures{CPUSeconds: max(cpu-r.cpuLast, 0)}
+	r.cpuLast = cpu
+	if r.runtime != nil {
+		s := r.runtime.Sample()
+		own.Runtime = &s
+	}
+	if p := r.prepared; p != nil {
+		own.LocalInserts = p.Workload.LocalInsertsAcknowledged()
+	}
+	return own
 }
 
 // heartbeats sends a heartbeat every second while sess is attached.
