@@ -52,7 +52,11 @@ func TestAgentRecordIsTheSharedEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	r := &heldRun{srv: &server{cfg: Config{Logf: t.Logf}}, index: 2, pending: map[int64]*pb.AgentMsg{}, prepared: p,
 		runtime: &ycsbtext.RuntimeSampler{}}
 	r.runtime.Begin()

@@ -51,7 +51,11 @@ func TestSpooledRecordIsTheSharedEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rd.Close()
+	t.Cleanup(func() {
+		if err := rd.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	var got pb.IntervalRecord
 	if ok, err := rd.Get(0, 7, &got); !ok || err != nil {
 		t.Fatalf("the spool holds no record 7: %v", err)
