@@ -36,13 +36,11 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ycsbctl/ycsbctl/internal/clock"
-	"github.com/ycsbctl/ycsbctl/internal/environ"
 	"github.com/ycsbctl/ycsbctl/internal/redact"
 	"github.com/ycsbctl/ycsbctl/internal/run"
 	"github.com/ycsbctl/ycsbctl/internal/spec"
 	"github.com/ycsbctl/ycsbctl/internal/transport"
 	"github.com/ycsbctl/ycsbctl/internal/version"
-	"github.com/ycsbctl/ycsbctl/internal/wire"
 	pb "github.com/ycsbctl/ycsbctl/proto/ycsbctlpb"
 )
 
@@ -63,7 +61,7 @@ const MinLease = 2 * time.Second
 // orphaned load may run against a database after its coordinator is gone.
 const MaxLease = 5 * time.Minute
 
-// helloTimeout bounds the wait for a session's first message.
+// helloTimeout bounds the wait for a stream's first message.
 const helloTimeout = 10 * time.Second
 
 // Config configures an agent.
@@ -317,90 +315,6 @@ func (s *server) drop(r *heldRun) {
 		s.current = nil
 	}
 	s.mu.Unlock()
-}
-
-// Session implements the run stream.
-func (s *server) Session(stream pb.Agent_SessionServer) error {
-	// A peer that opens a stream but never says Hello must not hold a
-	// handler forever.
-	type recvd struct {
-		m   *pb.CoordinatorMsg
-		err error
-	}
-	fc := make(chan recvd, 1)
-	go func() { m, err := stream.Recv(); fc <- recvd{m, err} }()
-	var first *pb.CoordinatorMsg
-	select {
-	case r := <-fc:
-		if r.err != nil {
-			return r.err
-		}
-		first = r.m
-	case <-time.After(helloTimeout):
-		return status.Error(codes.DeadlineExceeded, "no Hello within "+helloTimeout.String())
-	}
-	hello := first.GetHello()
-	if hello == nil {
-		return status.Error(codes.InvalidArgument, "the first message of a session must be Hello")
-	}
-	peer := transport.Identity{Version: hello.Version, Protocol: hello.Protocol}
-	if peer != s.self {
-		return status.Error(codes.FailedPrecondition, transport.VersionMismatch(peer, s.self).Error())
-	}
-	if hello.RunId == "" {
-		return status.Error(codes.InvalidArgument, "Hello without a run id")
-	}
-	r, err := s.admit(stream.Context(), hello)
-	if err != nil {
-		return err
-	}
-	r.touch()
-
-	sess := newSession(stream)
-	r.attach(sess, &pb.AgentMsg{Msg: &pb.AgentMsg_Hello{Hello: &pb.HelloReply{
-		Version: s.self.Version, Protocol: s.self.Protocol, Hostname: s.hostname, Pid: int32(os.Getpid()), State: r.getState(),
-		Host: wire.HostToProto(environ.LocalHost()),
-	}}})
-	defer r.detach(sess)
-	go sess.sendLoop()
-	go r.heartbeats(sess)
-	// Receive on a separate goroutine so that the handler can also return
-	// when the session is dropped from our side (replaced by a resumed
-	// stream, or a send queue overflow): returning is what ends a gRPC
-	// server stream.
-	msgs := make(chan *pb.CoordinatorMsg)
-	errc := make(chan error, 1)
-	go func() {
-		for {
-			m, err := stream.Recv()
-			if err != nil {
-				errc <- err
-				return
-			}
-			select {
-			case msgs <- m:
-			case <-sess.ctx.Done():
-				return
-			}
-		}
-	}()
-	for {
-		select {
-		case <-sess.ctx.Done():
-			return status.Error(codes.Aborted, "session closed by the agent")
-		case err := <-errc:
-			if r.isDone() {
-				return nil
-			}
-			s.cfg.Logf("run %s: stream from coordinator ended (%v); run continues for up to %s waiting for it to re-attach", r.id, errString(err), s.cfg.Lease)
-			return nil
-		case m := <-msgs:
-			r.touch()
-			if done := r.handle(m); done {
-				return nil
-			}
-		}
-	}
 }
 
 // endingWait bounds how long a Hello waits for a run that is already

@@ -137,7 +137,7 @@ func TestStartWithHeartbeatsRuns(t *testing.T) {
 // refused with the reason.
 func TestStartCheckLooksAgain(t *testing.T) {
 	clk := clock.NewReal()
-	r := &heldRun{srv: &server{cfg: Config{Lease: 5 * time.Second}}, clk: clk, ctx: context.Background(), coordinator: "test", sess: &session{}}
+	r := &heldRun{srv: &server{cfg: Config{Lease: 5 * time.Second}}, clk: clk, ctx: context.Background(), coordinator: "test", attached: &stream{}}
 	r.lastHeard.Store(clk.Nanotime() - int64(time.Second))
 	go func() {
 		time.Sleep(30 * time.Millisecond)
@@ -152,7 +152,7 @@ func TestStartCheckLooksAgain(t *testing.T) {
 		t.Fatalf("silence: %q", why)
 	}
 	r.touch()
-	r.sess = nil
+	r.attached = nil
 	if why := r.awaitCoordinator(); !strings.Contains(why, "the stream to test is down") {
 		t.Fatalf("stream down: %q", why)
 	}

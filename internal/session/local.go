@@ -119,18 +119,16 @@ func (l *Local) onInterval(u *run.Update) {
 	l.fwd.OnInterval(u)
 }
 
+// spool records the interval as an agent's record of it is recorded; the
+// single host's own figure is its CPU as its self view describes it.
 func (l *Local) spool(u *run.Update) error {
-	rec, err := wire.RecordFromInterval(0, u.Interval)
+	var own wire.OwnFigures
+	if len(u.Agents) > 0 {
+		own.CPUSeconds = u.Agents[0].CPUSeconds
+	}
+	rec, err := wire.RecordFromUpdate(0, u, own)
 	if err != nil {
 		return err
-	}
-	rec.LagNs = int64(u.Progress.Lag)
-	rec.Final = u.Progress.Final
-	if len(u.Agents) > 0 {
-		rec.CpuSeconds = u.Agents[0].CPUSeconds
-	}
-	if len(u.Telemetry) > 0 {
-		rec.Telemetry = telemetry.ToPB(u.Telemetry[0])
 	}
 	return l.rec.Add(rec)
 }
